@@ -1,0 +1,136 @@
+// Command e2e-cluster builds node images and creates, switches and deletes the
+// suite's kind clusters. The Makefile and people call it; the Ginkgo suites use
+// the same packages from Go.
+//
+//	e2e-cluster node-image --release 1.35 [--source auto|pull|build|IMAGE]
+//	e2e-cluster up --release 1.35 --profile default --name NAME [--kubeconfig FILE]
+//	e2e-cluster down --name NAME
+//	e2e-cluster toggle --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
+//	e2e-cluster export-logs --name NAME --dir DIR
+//	e2e-cluster profiles --release 1.36
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// usageError marks bad input: one line, exit 2.
+type usageError struct{ error }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:])
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "e2e-cluster:", err)
+	var u usageError
+	if errors.As(err, &u) {
+		os.Exit(2)
+	}
+	os.Exit(1)
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs or profiles")}
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	relName := fs.String("release", envOr("K8S_VERSION", release.Default), "Kubernetes release (minor or pinned patch)")
+	profName := fs.String("profile", envOr("PROFILE", "default"), "gate profile")
+	name := fs.String("name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
+	source := fs.String("source", envOr("NODE_IMAGE", string(nodeimage.Auto)), "node image source: auto, pull, build or an image reference")
+	kubeconfig := fs.String("kubeconfig", "", "where to write the cluster's kubeconfig")
+	out := fs.String("out", envOr("OUTPUT_DIR", "_output"), "output folder")
+	component := fs.String("component", "", "component to switch (toggle)")
+	adminAccess := fs.Bool("admin-access", true, "DRAAdminAccess value to switch to (toggle)")
+	dir := fs.String("dir", "_artifacts/logs", "where to export logs (export-logs)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	rel, err := release.Get(*relName)
+	if err != nil {
+		return usageError{err}
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	builder := &nodeimage.Builder{Out: filepath.Join(*out, "nodeimage"), RepoRoot: root, Progress: os.Stdout}
+
+	switch cmd {
+	case "profiles":
+		for _, n := range profile.RunnableOn(rel) {
+			p, _ := profile.Get(n)
+			fmt.Printf("%-24s %s\n", n, p.Description)
+		}
+		return nil
+	case "node-image":
+		img, err := builder.Ensure(ctx, rel, nodeimage.Source(*source))
+		if err != nil {
+			return err
+		}
+		fmt.Println(img)
+		return nil
+	case "up":
+		prof, err := profile.Get(*profName)
+		if err != nil {
+			return usageError{err}
+		}
+		if err := prof.CheckRunnable(rel); err != nil {
+			return usageError{err}
+		}
+		// Refuse a taken name before any slow image work.
+		if err := kindcluster.CheckNameFree(*name); err != nil {
+			return usageError{err}
+		}
+		img, err := builder.Ensure(ctx, rel, nodeimage.Source(*source))
+		if err != nil {
+			return err
+		}
+		c, err := kindcluster.Create(ctx, kindcluster.Options{Name: *name, Release: rel, Profile: prof, Image: img, KubeconfigPath: *kubeconfig, Progress: os.Stdout})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("cluster %s is up (Kubernetes %s, profile %s); kubeconfig: %s\n", c.Name, rel.Version, prof.Name, c.KubeconfigPath)
+		return nil
+	case "down":
+		return kindcluster.Delete(*name)
+	case "toggle":
+		c, err := kindcluster.Attach(*name, rel, *kubeconfig)
+		if err != nil {
+			return err
+		}
+		took, err := c.SetAdminAccess(ctx, profile.Component(*component), *adminAccess)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s=%t in force after %s\n", *component, release.Gate, *adminAccess, took.Round(100_000_000))
+		return nil
+	case "export-logs":
+		return kindcluster.ExportLogs(*name, *dir)
+	}
+	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles"}, ", "))}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

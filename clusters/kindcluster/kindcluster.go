@@ -1,0 +1,203 @@
+// Package kindcluster creates, reaches, switches and deletes the suite's kind
+// clusters. Create is a pipeline of named actions, as kind's own create is:
+// render the profile's config, let kind create the nodes, install the pod
+// network, wait for every node and kube-system pod.
+package kindcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/log"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// DefaultName is the cluster name used when none is given.
+const DefaultName = "dra-e2e"
+
+// Options says which cluster to create.
+type Options struct {
+	Name           string
+	Release        release.Release
+	Profile        profile.Profile
+	Image          string
+	KubeconfigPath string    // default: _output/kubeconfig-<name>
+	Progress       io.Writer // one line per action
+	// Keep leaves a cluster that failed to come up in place for debugging.
+	Keep bool
+}
+
+// Cluster is a live kind cluster the suite made or attached to.
+type Cluster struct {
+	Name           string
+	Release        release.Release
+	KubeconfigPath string
+	Config         *rest.Config
+	Client         kubernetes.Interface
+	provider       *cluster.Provider
+	// Profile is the gate state the cluster runs now (moved by MoveTo).
+	Profile profile.Profile
+}
+
+func newProvider() *cluster.Provider {
+	return cluster.NewProvider(cluster.ProviderWithLogger(log.NoopLogger{}))
+}
+
+// CheckNameFree fails when a kind cluster of that name exists already.
+func CheckNameFree(name string) error {
+	existing, err := newProvider().List()
+	if err != nil {
+		return fmt.Errorf("listing kind clusters (is Docker running? run hack/docker-up.sh): %w", err)
+	}
+	if slices.Contains(existing, name) {
+		return fmt.Errorf("a kind cluster named %q exists already: delete it (make cluster-down CLUSTER_NAME=%s) or choose another CLUSTER_NAME", name, name)
+	}
+	return nil
+}
+
+type action struct {
+	name string
+	run  func(ctx context.Context, c *Cluster) error
+}
+
+// Create makes the cluster and returns once every node is Ready and every
+// kube-system pod runs. A cluster that fails half-way is deleted unless Keep.
+func Create(ctx context.Context, o Options) (c *Cluster, err error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.KubeconfigPath == "" {
+		o.KubeconfigPath = filepath.Join("_output", "kubeconfig-"+o.Name)
+	}
+	if abs, err := filepath.Abs(o.KubeconfigPath); err == nil {
+		o.KubeconfigPath = abs
+	}
+	cfg, err := profile.Render(o.Release, o.Profile, o.Name, o.Image)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckNameFree(o.Name); err != nil {
+		return nil, err
+	}
+	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, provider: newProvider(), Profile: o.Profile}
+	created := false
+	defer func() {
+		if err != nil && created && !o.Keep {
+			fmt.Fprintf(o.Progress, "cluster %s: deleting it after the failure (KEEP_CLUSTER=1 keeps it)\n", o.Name)
+			c.provider.Delete(o.Name, "")
+		}
+	}()
+	pipeline := []action{
+		{"kind create", func(ctx context.Context, c *Cluster) error {
+			created = true
+			return c.provider.Create(o.Name,
+				cluster.CreateWithRawConfig(raw),
+				cluster.CreateWithKubeconfigPath(o.KubeconfigPath),
+				cluster.CreateWithDisplayUsage(false),
+				cluster.CreateWithDisplaySalutation(false))
+		}},
+		{"client", func(ctx context.Context, c *Cluster) error { return c.connect() }},
+		{"pod network", installPodNetwork},
+		{"nodes ready", waitNodesReady},
+		{"system pods running", waitSystemPods},
+	}
+	start := time.Now()
+	for _, a := range pipeline {
+		t := time.Now()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := a.run(ctx, c); err != nil {
+			return nil, fmt.Errorf("cluster %s, %s: %w", o.Name, a.name, err)
+		}
+		fmt.Fprintf(o.Progress, "cluster %s: %-20s done in %s\n", o.Name, a.name, time.Since(t).Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(o.Progress, "cluster %s: up in %s (Kubernetes %s, profile %s)\n", o.Name, time.Since(start).Round(time.Second), o.Release.Version, o.Profile.Name)
+	return c, nil
+}
+
+// Attach reaches an existing kind cluster of this suite by name.
+func Attach(name string, r release.Release, kubeconfigPath string) (*Cluster, error) {
+	p := newProvider()
+	existing, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(existing, name) {
+		return nil, fmt.Errorf("no kind cluster named %q (have: %v)", name, existing)
+	}
+	if kubeconfigPath == "" {
+		kubeconfigPath = filepath.Join("_output", "kubeconfig-"+name)
+		kc, err := p.KubeConfig(name, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Dir(kubeconfigPath), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(kubeconfigPath, []byte(kc), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	c := &Cluster{Name: name, Release: r, KubeconfigPath: kubeconfigPath, provider: p}
+	return c, c.connect()
+}
+
+func (c *Cluster) connect() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	c.Config = cfg
+	c.Client, err = kubernetes.NewForConfig(cfg)
+	return err
+}
+
+// Nodes lists the cluster's node containers.
+func (c *Cluster) Nodes() ([]nodes.Node, error) { return c.provider.ListNodes(c.Name) }
+
+// ControlPlane is the control-plane node container.
+func (c *Cluster) ControlPlane() (nodes.Node, error) {
+	all, err := c.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range all {
+		if role, _ := n.Role(); role == "control-plane" {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s has no control-plane node", c.Name)
+}
+
+// Delete removes a kind cluster; deleting one that does not exist is no error.
+func Delete(name string) error {
+	return newProvider().Delete(name, "")
+}
+
+// Delete removes this cluster.
+func (c *Cluster) Delete() error { return c.provider.Delete(c.Name, "") }
+
+// ExportLogs writes `kind export logs` output for the cluster into dir.
+func ExportLogs(name, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return newProvider().CollectLogs(name, dir)
+}

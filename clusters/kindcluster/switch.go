@@ -1,0 +1,169 @@
+package kindcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
+)
+
+// SwitchTimeout bounds one gate switch. kube-apiserver takes the longest (it
+// restarts etcd watches and its caches); a component that refuses its flags
+// fails within it with its own log line.
+var SwitchTimeout = 3 * time.Minute
+
+// SetAdminAccess switches DRAAdminAccess in one component of the live cluster
+// and waits until that component runs with the new flag. It returns how long
+// that took.
+func (c *Cluster) SetAdminAccess(ctx context.Context, comp profile.Component, enable bool) (time.Duration, error) {
+	start := time.Now()
+	var err error
+	switch comp {
+	case profile.APIServer, profile.ControllerManager, profile.Scheduler:
+		err = c.switchStaticPod(ctx, comp, enable)
+	case profile.Kubelet:
+		err = c.switchKubelets(ctx, enable)
+	default:
+		return 0, fmt.Errorf("unknown component %q: use %s, %s, %s or %s", comp, profile.APIServer, profile.ControllerManager, profile.Scheduler, profile.Kubelet)
+	}
+	return time.Since(start), err
+}
+
+// MoveTo switches the live cluster from its current profile to `to`,
+// restarting only the components whose effective gate differs.
+func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.Component]time.Duration, error) {
+	if err := to.CheckRunnable(c.Release); err != nil {
+		return nil, err
+	}
+	took := map[profile.Component]time.Duration{}
+	for _, ch := range profile.Diff(c.Release, c.Profile, to) {
+		d, err := c.SetAdminAccess(ctx, ch.Component, ch.Enable)
+		took[ch.Component] = d
+		if err != nil {
+			return took, err
+		}
+	}
+	c.Profile = to
+	return took, nil
+}
+
+func manifestPath(comp profile.Component) string {
+	return "/etc/kubernetes/manifests/" + string(comp) + ".yaml"
+}
+
+func readFile(n nodes.Node, path string) ([]byte, error) {
+	var out bytes.Buffer
+	if err := n.Command("cat", path).SetStdout(&out).Run(); err != nil {
+		return nil, fmt.Errorf("reading %s on %s: %w", path, n, err)
+	}
+	return out.Bytes(), nil
+}
+
+// writeFile replaces a file atomically; for manifests the temporary copy lives
+// outside the kubelet's manifest folder so it never sees a half-written pod.
+func writeFile(n nodes.Node, path string, data []byte) error {
+	tmp := "/etc/kubernetes/." + strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_") + ".new"
+	script := fmt.Sprintf("cat > %s && mv %s %s", tmp, tmp, path)
+	if err := n.Command("sh", "-c", script).SetStdin(bytes.NewReader(data)).Run(); err != nil {
+		return fmt.Errorf("writing %s on %s: %w", path, n, err)
+	}
+	return nil
+}
+
+func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, enable bool) error {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return err
+	}
+	manifest, err := readFile(cp, manifestPath(comp))
+	if err != nil {
+		return err
+	}
+	if gates, err := toggle.StaticPodGates(manifest); err == nil {
+		if v, ok := gates[release.Gate]; ok && v == enable {
+			return nil // already in force
+		}
+	}
+	updated, err := toggle.SetStaticPodGate(manifest, release.Gate, enable)
+	if err != nil {
+		return err
+	}
+	podName := string(comp) + "-" + cp.String()
+	oldHash := ""
+	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{}); err == nil {
+		oldHash = pod.Annotations["kubernetes.io/config.hash"]
+	}
+	if err := writeFile(cp, manifestPath(comp), updated); err != nil {
+		return err
+	}
+	want := fmt.Sprintf("%s=%t", release.Gate, enable)
+	var seen string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			seen = err.Error() // the apiserver itself may be restarting
+			return false, nil
+		}
+		hash := pod.Annotations["kubernetes.io/config.hash"]
+		flag := strings.Join(pod.Spec.Containers[0].Command, " ")
+		seen = fmt.Sprintf("config hash %s (was %s), phase %s, ready %t", hash, oldHash, pod.Status.Phase, podReady(*pod))
+		return hash != oldHash && strings.Contains(flag, want) && podReady(*pod), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not come back with %s within %s (last seen: %s); its last log lines:\n%s",
+			comp, want, SwitchTimeout, seen, c.componentLog(cp, comp))
+	}
+	return nil
+}
+
+// componentLog returns the tail of a static pod's newest container log on the
+// node, where a component that refuses its flags says why.
+func (c *Cluster) componentLog(n nodes.Node, comp profile.Component) string {
+	var out bytes.Buffer
+	script := fmt.Sprintf("f=$(ls -t /var/log/pods/kube-system_%s-*/%s/*.log 2>/dev/null | head -1); [ -n \"$f\" ] && tail -n 8 \"$f\"", comp, comp)
+	n.Command("sh", "-c", script).SetStdout(&out).Run()
+	return out.String()
+}
+
+// ComponentLog is componentLog for the control-plane node.
+func (c *Cluster) ComponentLog(comp profile.Component) string {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return err.Error()
+	}
+	return c.componentLog(cp, comp)
+}
+
+func (c *Cluster) switchKubelets(ctx context.Context, enable bool) error {
+	all, err := c.Nodes()
+	if err != nil {
+		return err
+	}
+	const path = "/var/lib/kubelet/config.yaml"
+	for _, n := range all {
+		cfg, err := readFile(n, path)
+		if err != nil {
+			return err
+		}
+		updated, err := toggle.SetKubeletGate(cfg, release.Gate, enable)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(n, path, updated); err != nil {
+			return err
+		}
+		if err := n.Command("systemctl", "restart", "kubelet").Run(); err != nil {
+			return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
+		}
+	}
+	return waitNodesReady(ctx, c)
+}

@@ -1,0 +1,255 @@
+// Package nodeimage provides the kind node image of a release: the published
+// kindest/node image where it can be pulled, otherwise one built here from Go
+// modules and Debian packages with nothing pulled from any registry.
+//
+// The build is a pipeline of named steps (rootfs, kubernetes, containerd, etcd,
+// coredns, own binaries, images, stage, assemble). Its result is tagged by a
+// hash of the recipe, so asking again for an image that exists takes seconds.
+package nodeimage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// Source says where a node image may come from.
+type Source string
+
+const (
+	Auto  Source = "auto"  // an image with the recipe's tag, else pull kindest/node, else build
+	Pull  Source = "pull"  // kindest/node only
+	Build Source = "build" // offline build only (or its existing tag)
+)
+
+// Builder builds node images.
+type Builder struct {
+	Out      string    // output folder, e.g. _output/nodeimage
+	RepoRoot string    // this module's root (for our own small binaries)
+	Progress io.Writer // one line per step
+	log      io.Writer // everything the tools print
+}
+
+type binaries struct {
+	kubernetes, containerd string // folders
+	etcd, coredns, pause   string // files
+	capshim                string
+}
+
+// Ensure returns a node image for release r that exists in the local Docker.
+func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (string, error) {
+	switch src {
+	case Auto, Pull, Build:
+	default:
+		if strings.Contains(string(src), ":") { // an explicit image reference
+			if exec.CommandContext(ctx, "docker", "image", "inspect", string(src)).Run() == nil {
+				return string(src), nil
+			}
+			return string(src), b.pull(ctx, string(src))
+		}
+		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build or an image reference", src)
+	}
+	if src != Pull {
+		rec, err := b.recipe(ctx, r)
+		if err != nil {
+			return "", err
+		}
+		tag, err := rec.Tag()
+		if err != nil {
+			return "", err
+		}
+		if exec.CommandContext(ctx, "docker", "image", "inspect", tag).Run() == nil {
+			fmt.Fprintf(b.Progress, "node-image: %s is present\n", tag)
+			return tag, nil
+		}
+		if src == Build {
+			return tag, b.Build(ctx, rec, tag)
+		}
+		if err := b.pull(ctx, r.KindestNode); err == nil {
+			return r.KindestNode, nil
+		}
+		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled here; building %s from Go modules and Debian packages\n", r.KindestNode, tag)
+		return tag, b.Build(ctx, rec, tag)
+	}
+	return r.KindestNode, b.pull(ctx, r.KindestNode)
+}
+
+func (b *Builder) pull(ctx context.Context, image string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "pull", image).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker pull %s: %v: %s", image, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (b *Builder) recipe(ctx context.Context, r release.Release) (Recipe, error) {
+	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+r.GitVersion())
+	if err != nil {
+		return Recipe{}, err
+	}
+	return NewRecipe(r, dir)
+}
+
+// Build runs the whole pipeline and tags the result.
+func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
+	start := time.Now()
+	if err := os.MkdirAll(b.Out, 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(b.Out, "build-"+rec.Release.Version+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	b.log = logFile
+	fmt.Fprintf(b.Progress, "node-image: building %s (log: %s)\n", tag, logPath)
+
+	binDir := filepath.Join(b.Out, "bin")
+	bins := binaries{
+		kubernetes: filepath.Join(binDir, "kubernetes-v"+rec.Release.Version),
+		containerd: filepath.Join(binDir, "containerd-"+ContainerdVersion),
+		etcd:       filepath.Join(binDir, "etcd-"+rec.EtcdVersion()),
+		coredns:    filepath.Join(binDir, "coredns-"+rec.CoreDNSTag),
+		pause:      filepath.Join(binDir, "pause"),
+		capshim:    filepath.Join(binDir, "runc-capshim"),
+	}
+	var rootfsDir, rootfsTar string
+	imagesDir := filepath.Join(b.Out, "images", rec.Release.Version)
+	stageDir := filepath.Join(b.Out, "stage", rec.Release.Version)
+
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"rootfs", func() (err error) { rootfsDir, rootfsTar, err = b.buildRootfs(ctx); return }},
+		{"kubernetes", func() error {
+			dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
+			if err != nil {
+				return err
+			}
+			m, err := kubernetesModule(rec.Release.Version, dir, bins.kubernetes)
+			if err != nil {
+				return err
+			}
+			return b.goBuild(ctx, m)
+		}},
+		{"containerd", func() error { return b.goBuild(ctx, containerdModule(bins.containerd)) }},
+		{"etcd", func() error { return b.goBuild(ctx, etcdModule(rec.EtcdVersion(), bins.etcd)) }},
+		{"coredns", func() error { return b.goBuild(ctx, corednsModule(rec.CoreDNSTag, bins.coredns)) }},
+		{"own binaries", func() error {
+			env := append(os.Environ(), "CGO_ENABLED=0")
+			if err := b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.pause, "./clusters/cmd/pause"); err != nil {
+				return err
+			}
+			return b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.capshim, "./clusters/cmd/runc-capshim")
+		}},
+		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},
+		{"stage", func() error { return b.stage(rec, bins, imagesDir, stageDir) }},
+		{"assemble", func() error { return b.assemble(ctx, rec, rootfsTar, stageDir, tag) }},
+	}
+	for _, s := range steps {
+		t := time.Now()
+		fmt.Fprintf(b.log, "\n=== step %s\n", s.name)
+		if err := s.run(); err != nil {
+			return fmt.Errorf("node image %s, step %s: %w (see %s)", tag, s.name, err, logPath)
+		}
+		fmt.Fprintf(b.Progress, "node-image: %-12s done in %s\n", s.name, since(t))
+	}
+	os.RemoveAll(stageDir)
+	fmt.Fprintf(b.Progress, "node-image: %s built in %s\n", tag, since(start))
+	return nil
+}
+
+// run executes a command, sending its output to the build log.
+func (b *Builder) run(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = env
+	}
+	w := b.log
+	if w == nil {
+		w = io.Discard
+	}
+	fmt.Fprintf(w, "+ %s %s\n", name, strings.Join(args, " "))
+	var tail tailBuffer
+	cmd.Stdout = io.MultiWriter(w, &tail)
+	cmd.Stderr = io.MultiWriter(w, &tail)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, firstArg(args), err, tail.String())
+	}
+	return nil
+}
+
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
+// tailBuffer keeps the last lines a command printed, for error messages.
+type tailBuffer struct{ lines []string }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		t.lines = append(t.lines, l)
+	}
+	if len(t.lines) > 15 {
+		t.lines = t.lines[len(t.lines)-15:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.Join(t.lines, "\n") }
+
+// downloadModule fetches a module into the module cache and returns its folder.
+func (b *Builder) downloadModule(ctx context.Context, modVersion string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", modVersion)
+	cmd.Dir = os.TempDir() // outside any module: no go.mod is touched
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	json.Unmarshal(out, &info)
+	if err != nil || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: %v %s", modVersion, err, info.Error)
+	}
+	return info.Dir, nil
+}
+
+// moduleDir finds a module this repository depends on, downloading it if needed.
+func (b *Builder) moduleDir(module string) (string, error) {
+	goCmd := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = b.RepoRoot
+		return cmd.Output()
+	}
+	goCmd("mod", "download", module)
+	out, err := goCmd("list", "-m", "-f", "{{.Dir}}", module)
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return "", fmt.Errorf("module %s not found: %v", module, err)
+	}
+	return dir, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,189 @@
+package nodeimage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// goModule is a throwaway main module, generated under the output folder, that
+// pins one upstream module and builds commands from it. Kubernetes, containerd,
+// etcd and CoreDNS are all built this way, straight from the Go module proxy.
+type goModule struct {
+	Name     string            // folder name under src/
+	Require  map[string]string // module -> version
+	Replace  map[string]string // module -> "module version"
+	MainGo   string            // optional main.go contents (for our own small mains)
+	Packages []string          // packages to build ("." for MainGo)
+	LDFlags  string
+	Tags     string
+	Output   string // for a single package: file; for several: folder
+}
+
+func (m goModule) goMod() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "module nodeimage.local/%s\n\ngo 1.25.0\n\n", m.Name)
+	for _, mod := range sortedKeys(m.Require) {
+		fmt.Fprintf(&b, "require %s %s\n", mod, m.Require[mod])
+	}
+	if len(m.Replace) > 0 {
+		b.WriteString("\nreplace (\n")
+		for _, mod := range sortedKeys(m.Replace) {
+			fmt.Fprintf(&b, "\t%s => %s\n", mod, m.Replace[mod])
+		}
+		b.WriteString(")\n")
+	}
+	return b.String()
+}
+
+// build writes the module and runs `go build`. -trimpath keeps the Go build
+// cache valid across checkouts, so a fresh clone rebuilds in seconds.
+func (b *Builder) goBuild(ctx context.Context, m goModule) error {
+	dir := filepath.Join(b.Out, "src", m.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// go.mod is rewritten only when its requirements change: `go build -mod=mod`
+	// adds the resolved requirements and go.sum, which later builds reuse.
+	want := m.goMod()
+	stamp := filepath.Join(dir, "go.mod.want")
+	if old, err := os.ReadFile(stamp); err != nil || string(old) != want {
+		os.Remove(filepath.Join(dir, "go.sum"))
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(want), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
+			return err
+		}
+	}
+	if m.MainGo != "" {
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(m.MainGo), 0o644); err != nil {
+			return err
+		}
+	}
+	args := []string{"build", "-trimpath", "-o", m.Output}
+	if m.LDFlags != "" {
+		args = append(args, "-ldflags", m.LDFlags)
+	}
+	if m.Tags != "" {
+		args = append(args, "-tags", m.Tags)
+	}
+	args = append(args, m.Packages...)
+	if len(m.Packages) > 1 {
+		if err := os.MkdirAll(m.Output, 0o755); err != nil {
+			return err
+		}
+		args[3] = m.Output + string(os.PathSeparator)
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0", "GOTOOLCHAIN=local")
+	return b.run(ctx, dir, env, "go", args...)
+}
+
+// kubernetesModule builds the Kubernetes binaries of release r, with every
+// staging module pinned to its v0.N.P twin (the `=> ./staging/...` lines of
+// k8s.io/kubernetes' own go.mod) and the version stamps Kubernetes' own build sets.
+func kubernetesModule(version, moduleDir, out string) (goModule, error) {
+	staging, err := stagingModules(filepath.Join(moduleDir, "go.mod"))
+	if err != nil {
+		return goModule{}, err
+	}
+	twin := "v0" + strings.TrimPrefix(version, "1") // 1.35.4 -> v0.35.4
+	replace := map[string]string{}
+	for _, mod := range staging {
+		replace[mod] = mod + " " + twin
+	}
+	parts := strings.SplitN(version, ".", 3)
+	var ld []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		ld = append(ld,
+			"-X", pkg+".gitVersion=v"+version, "-X", pkg+".gitMajor="+parts[0], "-X", pkg+".gitMinor="+parts[1],
+			// The module proxy carries no commit; say so rather than invent one.
+			"-X", pkg+".gitCommit=0000000000000000000000000000000000000000", "-X", pkg+".gitTreeState=clean",
+			"-X", pkg+".buildDate=1970-01-01T00:00:00Z")
+	}
+	var pkgs []string
+	for _, c := range kubernetesCommands {
+		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
+	}
+	return goModule{
+		Name:     "kubernetes-v" + version,
+		Require:  map[string]string{"k8s.io/kubernetes": "v" + version},
+		Replace:  replace,
+		Packages: pkgs,
+		LDFlags:  "-s -w " + strings.Join(ld, " "),
+		Output:   out,
+	}, nil
+}
+
+var kubernetesCommands = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet", "kubeadm", "kubectl"}
+
+// stagingModules lists the modules k8s.io/kubernetes replaces with its staging folders.
+func stagingModules(goModPath string) ([]string, error) {
+	f, err := os.Open(goModPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) == 3 && fields[1] == "=>" && strings.HasPrefix(fields[2], "./staging/") {
+			out = append(out, fields[0])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no staging replaces found", goModPath)
+	}
+	return out, s.Err()
+}
+
+func containerdModule(out string) goModule {
+	v := "github.com/containerd/containerd/v2/version"
+	return goModule{
+		Name:    "containerd-" + ContainerdVersion,
+		Require: map[string]string{"github.com/containerd/containerd/v2": ContainerdVersion},
+		Packages: []string{"github.com/containerd/containerd/v2/cmd/containerd",
+			"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "github.com/containerd/containerd/v2/cmd/ctr"},
+		Tags:    "no_aufs no_zfs no_btrfs no_devmapper",
+		LDFlags: fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Package=github.com/containerd/containerd/v2", v, ContainerdVersion, v),
+		Output:  out,
+	}
+}
+
+func etcdModule(version, out string) goModule {
+	return goModule{
+		Name:     "etcd-" + version,
+		Require:  map[string]string{"go.etcd.io/etcd/server/v3": version},
+		MainGo:   mustAsset("assets/etcd.main.go.txt"),
+		Packages: []string{"."},
+		LDFlags:  "-s -w",
+		Output:   out,
+	}
+}
+
+func corednsModule(version, out string) goModule {
+	return goModule{
+		Name:     "coredns-" + version,
+		Require:  map[string]string{"github.com/coredns/coredns": version},
+		MainGo:   mustAsset("assets/coredns.main.go.txt"),
+		Packages: []string{"."},
+		LDFlags:  "-s -w",
+		Output:   out,
+	}
+}
+
+func mustAsset(name string) string {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// since formats a duration for progress lines.
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

@@ -1,0 +1,172 @@
+package profile
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+func rel(t *testing.T, minor string) release.Release {
+	t.Helper()
+	r, err := release.Get(minor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func prof(t *testing.T, name string) Profile {
+	t.Helper()
+	p, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUnknownProfileNamesTheKnownOnes(t *testing.T) {
+	_, err := Get("nope")
+	if err == nil || !strings.Contains(err.Error(), "default, adminaccess-off, apiserver-only") {
+		t.Fatalf("error should list profiles, got %v", err)
+	}
+}
+
+func TestGatesPerComponent(t *testing.T) {
+	r133, r135, r136 := rel(t, "1.33"), rel(t, "1.35"), rel(t, "1.36")
+	cases := []struct {
+		r    release.Release
+		p    string
+		c    Component
+		want string
+	}{
+		{r133, "default", APIServer, "DRAAdminAccess=true,DynamicResourceAllocation=true"},
+		{r133, "default", Kubelet, "DynamicResourceAllocation=true"},
+		{r135, "apiserver-only", APIServer, "DRAAdminAccess=true"},
+		{r135, "apiserver-only", Scheduler, "DRAAdminAccess=false"},
+		{r135, "apiserver-only", ControllerManager, "DRAAdminAccess=false"},
+		{r135, "scheduler-off", ControllerManager, "DRAAdminAccess=true"},
+		{r135, "adminaccess-off", Kubelet, "DRAAdminAccess=false"},
+		// Locked on: the flag never names the gate.
+		{r136, "default", APIServer, ""},
+	}
+	for _, c := range cases {
+		if got := FormatGates(prof(t, c.p).Gates(c.r, c.c)); got != c.want {
+			t.Errorf("%s/%s/%s: gates %q, want %q", c.r.Minor, c.p, c.c, got, c.want)
+		}
+	}
+}
+
+func TestLockedReleaseRefusesGateOffProfiles(t *testing.T) {
+	r := rel(t, "1.36")
+	err := prof(t, "scheduler-off").CheckRunnable(r)
+	if err == nil || !strings.Contains(err.Error(), `profile "scheduler-off" cannot run on Kubernetes 1.36`) ||
+		!strings.Contains(err.Error(), "can run: default") {
+		t.Fatalf("unexpected error %v", err)
+	}
+	if _, err := Render(r, prof(t, "adminaccess-off"), "x", "img"); err == nil {
+		t.Fatal("Render must refuse a profile the release cannot run")
+	}
+	if got := RunnableOn(rel(t, "1.35")); len(got) != len(Names()) {
+		t.Fatalf("1.35 should run every profile, got %v", got)
+	}
+}
+
+func TestRenderV1Beta3PatchesEachComponent(t *testing.T) {
+	cfg, err := Render(rel(t, "1.35"), prof(t, "apiserver-only"), "c1", "node:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 2 || cfg.Nodes[0].Role != "control-plane" || cfg.Nodes[1].Role != "worker" || cfg.Nodes[1].Image != "node:1" {
+		t.Fatalf("nodes: %+v", cfg.Nodes)
+	}
+	if !cfg.Networking.DisableDefaultCNI {
+		t.Fatal("the suite installs its own pod network")
+	}
+	var cluster struct {
+		APIServer, ControllerManager, Scheduler struct {
+			ExtraArgs map[string]string `json:"extraArgs"`
+		}
+	}
+	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatches[0]), &cluster); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{cluster.APIServer.ExtraArgs["feature-gates"], cluster.ControllerManager.ExtraArgs["feature-gates"], cluster.Scheduler.ExtraArgs["feature-gates"]}
+	want := []string{"DRAAdminAccess=true", "DRAAdminAccess=false", "DRAAdminAccess=false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("feature-gates per component = %v, want %v", got, want)
+	}
+	var kubelet map[string]any
+	yaml.Unmarshal([]byte(cfg.KubeadmConfigPatches[1]), &kubelet)
+	if kubelet["kind"] != "KubeletConfiguration" || kubelet["failCgroupV1"] != false {
+		t.Fatalf("kubelet patch: %v", kubelet)
+	}
+}
+
+func TestRender133EnablesDRAAndBetaAPIs(t *testing.T) {
+	cfg, err := Render(rel(t, "1.33"), prof(t, "default"), "c", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RuntimeConfig["resource.k8s.io/v1beta1"] != "true" || cfg.RuntimeConfig["resource.k8s.io/v1beta2"] != "true" {
+		t.Fatalf("runtimeConfig: %v", cfg.RuntimeConfig)
+	}
+	out, _ := cfg.YAML()
+	for _, want := range []string{"DRAAdminAccess=true,DynamicResourceAllocation=true", "DynamicResourceAllocation: true"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("rendered config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "failCgroupV1") {
+		t.Errorf("1.33 kubelets do not need failCgroupV1:\n%s", out)
+	}
+}
+
+func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
+	// 1.36 can only run default, whose gates are all implied; force an extra gate
+	// through a release copy to exercise the v1beta4 path.
+	r := rel(t, "1.36")
+	r.ExtraGates = map[string]bool{"SomeGate": true}
+	cfg, err := Render(r, prof(t, "default"), "c", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 3 {
+		t.Fatalf("want one append per control-plane component, got %+v", cfg.KubeadmConfigPatchesJSON6902)
+	}
+	p := cfg.KubeadmConfigPatchesJSON6902[1]
+	var ops []map[string]any
+	if err := yaml.Unmarshal([]byte(p.Patch), &ops); err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != "v1beta4" || ops[0]["path"] != "/controllerManager/extraArgs/-" ||
+		!reflect.DeepEqual(ops[0]["value"], map[string]any{"name": "feature-gates", "value": "SomeGate=true"}) {
+		t.Fatalf("patch: %+v ops %v", p, ops)
+	}
+	for _, patch := range cfg.KubeadmConfigPatches {
+		if strings.Contains(patch, "ClusterConfiguration") {
+			t.Fatalf("no strategic ClusterConfiguration patch on v1beta4: %s", patch)
+		}
+	}
+}
+
+func TestDiffRestartsOnlyWhatChanges(t *testing.T) {
+	r := rel(t, "1.35")
+	got := Diff(r, prof(t, "default"), prof(t, "apiserver-only"))
+	want := []Change{{ControllerManager, false}, {Scheduler, false}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Diff = %v, want %v", got, want)
+	}
+	if d := Diff(r, prof(t, "default"), prof(t, "default")); len(d) != 0 {
+		t.Fatalf("same profile should need nothing, got %v", d)
+	}
+	// The kubelet ignores the gate but adminaccess-off states it; moving back
+	// to default returns it to the release default (on).
+	got = Diff(r, prof(t, "adminaccess-off"), prof(t, "default"))
+	if len(got) != 4 || got[3] != (Change{Kubelet, true}) {
+		t.Fatalf("Diff off->default = %v", got)
+	}
+}

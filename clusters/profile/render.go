@@ -1,0 +1,117 @@
+package profile
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// KindConfig holds the parts of a kind v1alpha4 Cluster the suite sets. It is
+// rendered as YAML and loaded by kind, which keeps this package free of kind's
+// internal config types and makes the output readable in tests and artifacts.
+type KindConfig struct {
+	Kind                         string            `json:"kind"`
+	APIVersion                   string            `json:"apiVersion"`
+	Name                         string            `json:"name,omitempty"`
+	Networking                   Networking        `json:"networking"`
+	RuntimeConfig                map[string]string `json:"runtimeConfig,omitempty"`
+	Nodes                        []Node            `json:"nodes"`
+	KubeadmConfigPatches         []string          `json:"kubeadmConfigPatches,omitempty"`
+	KubeadmConfigPatchesJSON6902 []PatchJSON6902   `json:"kubeadmConfigPatchesJSON6902,omitempty"`
+}
+
+// Networking mirrors kind's networking section.
+type Networking struct {
+	// DisableDefaultCNI: the suite installs its own pod network (see package
+	// kindcluster), the same for published and offline-built node images.
+	DisableDefaultCNI bool   `json:"disableDefaultCNI"`
+	KubeProxyMode     string `json:"kubeProxyMode,omitempty"`
+}
+
+// Node mirrors a kind node entry.
+type Node struct {
+	Role  string `json:"role"`
+	Image string `json:"image,omitempty"`
+}
+
+// PatchJSON6902 mirrors kind's kubeadmConfigPatchesJSON6902 entry.
+type PatchJSON6902 struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	Patch   string `json:"patch"`
+}
+
+// kubeadmKeys maps a control-plane component to its ClusterConfiguration section.
+var kubeadmKeys = map[Component]string{
+	APIServer:         "apiServer",
+	ControllerManager: "controllerManager",
+	Scheduler:         "scheduler",
+}
+
+// Render builds the kind config of a two-node cluster (control plane + worker)
+// running profile p on release r with node image `image`.
+func Render(r release.Release, p Profile, name, image string) (KindConfig, error) {
+	if err := p.CheckRunnable(r); err != nil {
+		return KindConfig{}, err
+	}
+	cfg := KindConfig{
+		Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4", Name: name,
+		// nftables: the node image carries nft, and it needs no legacy iptables modules.
+		Networking:    Networking{DisableDefaultCNI: true, KubeProxyMode: "nftables"},
+		RuntimeConfig: r.RuntimeConfig,
+		Nodes:         []Node{{Role: "control-plane", Image: image}, {Role: "worker", Image: image}},
+	}
+
+	if r.KubeadmV1Beta4 {
+		// v1beta4 extraArgs are lists without a merge key: a strategic merge
+		// would replace kind's own args, so append with JSON-6902 instead.
+		for _, c := range ControlPlane {
+			gates := p.Gates(r, c)
+			if len(gates) == 0 {
+				continue
+			}
+			cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, PatchJSON6902{
+				Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
+				Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: feature-gates, value: %q}\n",
+					kubeadmKeys[c], FormatGates(gates)),
+			})
+		}
+	} else {
+		cluster := map[string]any{"kind": "ClusterConfiguration"}
+		for _, c := range ControlPlane {
+			if gates := p.Gates(r, c); len(gates) > 0 {
+				cluster[kubeadmKeys[c]] = map[string]any{"extraArgs": map[string]string{"feature-gates": FormatGates(gates)}}
+			}
+		}
+		if len(cluster) > 1 {
+			patch, err := yaml.Marshal(cluster)
+			if err != nil {
+				return KindConfig{}, err
+			}
+			cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, string(patch))
+		}
+	}
+
+	kubelet := map[string]any{"kind": "KubeletConfiguration"}
+	if gates := p.Gates(r, Kubelet); len(gates) > 0 {
+		kubelet["featureGates"] = gates
+	}
+	if r.KubeletFailCgroupV1 {
+		// Harmless on cgroup v2 hosts; required on v1 hosts such as this project's VMs.
+		kubelet["failCgroupV1"] = false
+	}
+	if len(kubelet) > 1 {
+		patch, err := yaml.Marshal(kubelet)
+		if err != nil {
+			return KindConfig{}, err
+		}
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, string(patch))
+	}
+	return cfg, nil
+}
+
+// YAML renders the config as kind reads it.
+func (c KindConfig) YAML() ([]byte, error) { return yaml.Marshal(c) }

@@ -1,0 +1,215 @@
+// Package release is the one table of everything that differs between the
+// Kubernetes releases the suite supports. Specs and cluster code read facts from
+// it; nothing else branches on version numbers. Every row was checked against
+// the k8s.io/kubernetes module source at the pinned patch (see the comments).
+package release
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// GateState is the maturity of DRAAdminAccess in a release.
+type GateState string
+
+const (
+	Alpha    GateState = "alpha"     // default off, may be switched
+	Beta     GateState = "beta"      // default on, may be switched
+	GALocked GateState = "GA-locked" // on, and a component refuses to start with it off
+)
+
+// Gate is the feature gate this suite is about.
+const Gate = "DRAAdminAccess"
+
+// Metrics names the kube-controller-manager metrics of the resourceclaim
+// controller in one release (pkg/controller/resourceclaim/metrics/metrics.go).
+type Metrics struct {
+	// CreatesTotal counts ResourceClaim creations from templates. Labelled
+	// (status, admin_access) from 1.34; before that it counts attempts with no labels.
+	CreatesTotal string
+	// CreateFailures is the separate failure counter of releases without labels.
+	CreateFailures string
+	// ResourceClaims is the gauge of existing claims.
+	ResourceClaims string
+	// AllocatedResourceClaims is the separate allocated gauge of releases without labels.
+	AllocatedResourceClaims string
+	// Labelled is true when the counters and gauge carry admin_access labels.
+	Labelled bool
+	// SourceLabel is true when resource_claims carries the `source` label.
+	SourceLabel bool
+	// SchedulerPending and SchedulerUnschedulable are the kube-scheduler gauges the KEP names.
+	SchedulerPending       string
+	SchedulerUnschedulable string
+}
+
+// Release is one supported Kubernetes minor release.
+type Release struct {
+	Minor   string // "1.35"
+	Version string // pinned patch, "1.35.4"
+	// KindestNode is the published image tried first where pulling works.
+	KindestNode string
+	// ResourceAPI is the resource.k8s.io version the suite talks; Served lists
+	// every version the cluster must serve with the suite's runtime-config.
+	ResourceAPI string
+	Served      []string
+	// RuntimeConfig is the apiserver --runtime-config the release needs for DRA.
+	RuntimeConfig map[string]string
+	// ExtraGates are switched on in every component (DRA itself is beta-off on 1.33).
+	ExtraGates map[string]bool
+	GateState  GateState
+	// AdminLabel authorizes admin access in a namespace; StaleLabel is the other
+	// release's key, which must not.
+	AdminLabel string
+	StaleLabel string
+	// KubeletFailCgroupV1 is true where the kubelet refuses cgroup v1 unless its
+	// configuration says failCgroupV1: false.
+	KubeletFailCgroupV1 bool
+	// KubeadmV1Beta4 is true where kind v0.33 renders kubeadm v1beta4 (extraArgs
+	// as lists, so config patches must be JSON-6902 appends).
+	KubeadmV1Beta4 bool
+	Metrics        Metrics
+}
+
+const (
+	labelAlpha = "resource.k8s.io/admin-access"
+	labelBeta  = "resource.kubernetes.io/admin-access"
+)
+
+var metricsUnlabelled = Metrics{
+	CreatesTotal:            "resourceclaim_controller_create_attempts_total",
+	CreateFailures:          "resourceclaim_controller_create_failures_total",
+	ResourceClaims:          "resourceclaim_controller_resource_claims",
+	AllocatedResourceClaims: "resourceclaim_controller_allocated_resource_claims",
+	SchedulerPending:        "scheduler_pending_pods",
+	SchedulerUnschedulable:  "scheduler_unschedulable_pods",
+}
+
+var metricsLabelled = Metrics{
+	CreatesTotal:           "resourceclaim_controller_creates_total",
+	ResourceClaims:         "resourceclaim_controller_resource_claims",
+	Labelled:               true,
+	SchedulerPending:       "scheduler_pending_pods",
+	SchedulerUnschedulable: "scheduler_unschedulable_pods",
+}
+
+func withSource(m Metrics) Metrics { m.SourceLabel = true; return m }
+
+var table = map[string]Release{
+	"1.33": {
+		Minor: "1.33", Version: "1.33.13",
+		// 1.33 serves no resource.k8s.io/v1; v1beta1 and v1beta2 are off by default.
+		ResourceAPI:   "v1beta1",
+		Served:        []string{"v1beta1", "v1beta2"},
+		RuntimeConfig: map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
+		ExtraGates:    map[string]bool{"DynamicResourceAllocation": true},
+		GateState:     Alpha,
+		AdminLabel:    labelAlpha, StaleLabel: labelBeta,
+		Metrics: metricsUnlabelled,
+	},
+	"1.34": {
+		Minor: "1.34", Version: "1.34.4",
+		ResourceAPI: "v1", Served: []string{"v1"},
+		GateState:  Beta,
+		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		Metrics: metricsLabelled,
+	},
+	"1.35": {
+		Minor: "1.35", Version: "1.35.4",
+		ResourceAPI: "v1", Served: []string{"v1"},
+		GateState:  Beta,
+		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		KubeletFailCgroupV1: true,
+		Metrics:             withSource(metricsLabelled),
+	},
+	"1.36": {
+		Minor: "1.36", Version: "1.36.3",
+		ResourceAPI: "v1", Served: []string{"v1"},
+		GateState:  GALocked,
+		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		KubeletFailCgroupV1: true,
+		KubeadmV1Beta4:      true,
+		Metrics:             withSource(metricsLabelled),
+	},
+}
+
+// Default is the release `make e2e` uses: the newest where the gate can still be switched.
+const Default = "1.35"
+
+// Minors lists the supported minor releases in order.
+func Minors() []string {
+	out := make([]string, 0, len(table))
+	for m := range table {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get finds a release by minor ("1.35") or full patch version ("1.35.4", "v1.35.4").
+func Get(name string) (Release, error) {
+	name = strings.TrimPrefix(strings.TrimSpace(name), "v")
+	if r, ok := table[name]; ok {
+		return finish(r), nil
+	}
+	for _, r := range table {
+		if r.Version == name {
+			return finish(r), nil
+		}
+	}
+	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or their pinned patches)",
+		name, strings.Join(Minors(), ", "))
+}
+
+func finish(r Release) Release {
+	if r.KindestNode == "" {
+		r.KindestNode = "kindest/node:v" + r.Version
+	}
+	return r
+}
+
+// GitVersion is the version string the binaries report, "v1.35.4".
+func (r Release) GitVersion() string { return "v" + r.Version }
+
+// GateDefault is DRAAdminAccess's default in this release.
+func (r Release) GateDefault() bool { return r.GateState != Alpha }
+
+// GateSwitchable is false where the gate is locked to its default.
+func (r Release) GateSwitchable() bool { return r.GateState != GALocked }
+
+// AdminAccessFieldPath is where the apiserver reports a denied request
+// (pkg/registry/resource/utils.go, AuthorizedForAdmin).
+func (r Release) AdminAccessFieldPath(request int) string {
+	return fmt.Sprintf("spec.devices.requests[%d].adminAccess", request)
+}
+
+// AdminAccessStatusFieldPath is where a denied status update is reported (AuthorizedForAdminStatus).
+func (r Release) AdminAccessStatusFieldPath(result int) string {
+	return fmt.Sprintf("status.allocation.devices.results[%d].adminAccess", result)
+}
+
+// AdminAccessDenial is the apiserver's exact denial text.
+func (r Release) AdminAccessDenial() string {
+	return fmt.Sprintf("admin access to devices requires the `%s: true` label on the containing namespace", r.AdminLabel)
+}
+
+// ControllerGateOffMessage is the Warning event message kube-controller-manager
+// puts on a pod whose template asks for admin access while its gate is off
+// (pkg/controller/resourceclaim/controller.go).
+func (r Release) ControllerGateOffMessage(podClaimName string) string {
+	return fmt.Sprintf("PodResourceClaim %s: admin access is requested, but the feature is disabled", podClaimName)
+}
+
+// ControllerGateOffReason is that event's reason.
+const ControllerGateOffReason = "FailedResourceClaimCreation"
+
+// SchedulerGateOffMessage is what the structured allocator says when the
+// scheduler's gate is off (k8s.io/dynamic-resource-allocation structured allocator).
+func (r Release) SchedulerGateOffMessage(namespace, claim, request string) string {
+	return fmt.Sprintf("claim %s/%s, request %s: admin access is requested, but the feature is disabled", namespace, claim, request)
+}
+
+// LockedGateError is what a 1.36 component logs when started with the gate off.
+func (r Release) LockedGateError() string {
+	return fmt.Sprintf("cannot set feature gate %s to false, feature is locked to true", Gate)
+}

@@ -1,0 +1,111 @@
+// Package toggle holds the edits that switch a feature gate on a live node: the
+// --feature-gates flag of a kubeadm static pod manifest, and featureGates of a
+// KubeletConfiguration. They are pure functions on file contents; package
+// kindcluster reads and writes the files inside the nodes.
+package toggle
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+const flagPrefix = "--feature-gates="
+
+// ParseGates reads a --feature-gates value ("A=true,B=false").
+func ParseGates(value string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	for _, part := range strings.Split(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || (v != "true" && v != "false") {
+			return nil, fmt.Errorf("malformed feature gate %q", part)
+		}
+		gates[strings.TrimSpace(k)] = v == "true"
+	}
+	return gates, nil
+}
+
+// FormatGates writes a --feature-gates value, sorted.
+func FormatGates(gates map[string]bool) string {
+	keys := make([]string, 0, len(gates))
+	for k := range gates {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%t", k, gates[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// SetStaticPodGate returns the manifest with gate set to value in the
+// container's --feature-gates flag (appended to the command when absent), other
+// gates kept. Only that line changes; the rest stays byte for byte.
+func SetStaticPodGate(manifest []byte, gate string, value bool) ([]byte, error) {
+	lines := strings.Split(string(manifest), "\n")
+	inCommand, lastArg, indent := false, -1, ""
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if !inCommand {
+			inCommand = trimmed == "- command:" || trimmed == "command:"
+			continue
+		}
+		if !strings.HasPrefix(trimmed, "- ") {
+			break // past the command list
+		}
+		lastArg = i
+		indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
+		current, ok := strings.CutPrefix(strings.TrimPrefix(trimmed, "- "), flagPrefix)
+		if !ok {
+			continue
+		}
+		gates, err := ParseGates(strings.Trim(current, `"'`))
+		if err != nil {
+			return nil, err
+		}
+		gates[gate] = value
+		lines[i] = indent + "- " + flagPrefix + FormatGates(gates)
+		return []byte(strings.Join(lines, "\n")), nil
+	}
+	if lastArg < 0 {
+		return nil, fmt.Errorf("no container command found in the manifest")
+	}
+	added := indent + "- " + flagPrefix + FormatGates(map[string]bool{gate: value})
+	lines = append(lines[:lastArg+1], append([]string{added}, lines[lastArg+1:]...)...)
+	return []byte(strings.Join(lines, "\n")), nil
+}
+
+// StaticPodGates reads the --feature-gates of a static pod manifest.
+func StaticPodGates(manifest []byte) (map[string]bool, error) {
+	for _, line := range strings.Split(string(manifest), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "- "+flagPrefix); ok {
+			return ParseGates(strings.Trim(v, `"'`))
+		}
+	}
+	return map[string]bool{}, nil
+}
+
+// SetKubeletGate returns the KubeletConfiguration with featureGates[gate] = value.
+func SetKubeletGate(config []byte, gate string, value bool) ([]byte, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(config, &doc); err != nil {
+		return nil, fmt.Errorf("kubelet config: %w", err)
+	}
+	if doc["kind"] != "KubeletConfiguration" {
+		return nil, fmt.Errorf("not a KubeletConfiguration (kind %v)", doc["kind"])
+	}
+	gates, _ := doc["featureGates"].(map[string]any)
+	if gates == nil {
+		gates = map[string]any{}
+	}
+	gates[gate] = value
+	doc["featureGates"] = gates
+	return yaml.Marshal(doc)
+}

@@ -1,0 +1,89 @@
+package toggle
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+const manifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-controller-manager
+spec:
+  containers:
+  - command:
+    - kube-controller-manager
+    - --allocate-node-cidrs=true
+    - --feature-gates=DRAAdminAccess=true,DynamicResourceAllocation=true
+    - --use-service-account-credentials=true
+    image: registry.k8s.io/kube-controller-manager:v1.35.4
+    name: kube-controller-manager
+`
+
+func TestSetStaticPodGateChangesOnlyThatGate(t *testing.T) {
+	out, err := SetStaticPodGate([]byte(manifest), "DRAAdminAccess", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(manifest, "DRAAdminAccess=true,DynamicResourceAllocation=true", "DRAAdminAccess=false,DynamicResourceAllocation=true", 1)
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	gates, _ := StaticPodGates(out)
+	if !reflect.DeepEqual(gates, map[string]bool{"DRAAdminAccess": false, "DynamicResourceAllocation": true}) {
+		t.Fatalf("gates %v", gates)
+	}
+}
+
+func TestSetStaticPodGateAddsTheFlag(t *testing.T) {
+	noFlag := strings.Replace(manifest, "    - --feature-gates=DRAAdminAccess=true,DynamicResourceAllocation=true\n", "", 1)
+	out, err := SetStaticPodGate([]byte(noFlag), "DRAAdminAccess", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "    - --use-service-account-credentials=true\n    - --feature-gates=DRAAdminAccess=false\n    image:") {
+		t.Fatalf("flag not appended at the end of the command:\n%s", out)
+	}
+	// Still a valid pod whose command carries the flag.
+	var pod struct {
+		Spec struct {
+			Containers []struct{ Command []string } `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(out, &pod); err != nil {
+		t.Fatal(err)
+	}
+	cmd := pod.Spec.Containers[0].Command
+	if cmd[len(cmd)-1] != "--feature-gates=DRAAdminAccess=false" {
+		t.Fatalf("command %v", cmd)
+	}
+}
+
+func TestSetStaticPodGateRejectsGarbage(t *testing.T) {
+	if _, err := SetStaticPodGate([]byte("kind: Pod\n"), "X", true); err == nil {
+		t.Fatal("want error for a manifest without command")
+	}
+	bad := strings.Replace(manifest, "DynamicResourceAllocation=true", "DynamicResourceAllocation", 1)
+	if _, err := SetStaticPodGate([]byte(bad), "X", true); err == nil {
+		t.Fatal("want error for a malformed flag")
+	}
+}
+
+func TestSetKubeletGate(t *testing.T) {
+	in := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\nfeatureGates:\n  DynamicResourceAllocation: true\n"
+	out, err := SetKubeletGate([]byte(in), "DRAAdminAccess", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	yaml.Unmarshal(out, &doc)
+	if !reflect.DeepEqual(doc["featureGates"], map[string]any{"DynamicResourceAllocation": true, "DRAAdminAccess": false}) || doc["failCgroupV1"] != false {
+		t.Fatalf("config %v", doc)
+	}
+	if _, err := SetKubeletGate([]byte("kind: Pod\n"), "X", true); err == nil {
+		t.Fatal("want error for a non-kubelet config")
+	}
+}
