@@ -92,11 +92,23 @@ func (b *Builder) assemble(ctx context.Context, rec Recipe, rootfsTar, stageDir,
 	if err := b.run(ctx, "", nil, "docker", "exec", name, "bash", "/kind/build.sh", rec.Release.GitVersion()); err != nil {
 		return err
 	}
-	return b.run(ctx, "", nil, "docker", "commit",
+	// docker commit cannot set STOPSIGNAL; a metadata-only build on top can,
+	// and systemd as PID 1 shuts down cleanly only on SIGRTMIN+3.
+	tmpTag := tag + "-commit"
+	if err := b.run(ctx, "", nil, "docker", "commit",
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", "ENV container=docker",
-		"--change", "STOPSIGNAL SIGRTMIN+3",
-		name, tag)
+		name, tmpTag); err != nil {
+		return err
+	}
+	defer exec.Command("docker", "rmi", tmpTag).Run()
+	dockerfile := fmt.Sprintf("FROM %s\nSTOPSIGNAL SIGRTMIN+3\n", tmpTag)
+	cmd := exec.CommandContext(ctx, "docker", "build", "-q", "-t", tag, "-")
+	cmd.Stdin = strings.NewReader(dockerfile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("docker build (STOPSIGNAL): %v: %s", err, out)
+	}
+	return nil
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {

@@ -104,6 +104,14 @@ func (b *Builder) recipe(ctx context.Context, r release.Release) (Recipe, error)
 // Build runs the whole pipeline and tags the result.
 func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	start := time.Now()
+	// Go builds run inside generated module folders: every path must be absolute.
+	var err error
+	if b.Out, err = filepath.Abs(b.Out); err != nil {
+		return err
+	}
+	if b.RepoRoot, err = filepath.Abs(b.RepoRoot); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(b.Out, 0o755); err != nil {
 		return err
 	}

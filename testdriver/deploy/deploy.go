@@ -1,0 +1,237 @@
+// Package deploy installs the test driver into a cluster and removes it again,
+// from manifests embedded in the binary: no kubectl or Helm at run time.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+//go:embed manifests/driver.yaml
+var driverManifests string
+
+// Options describe one installation.
+type Options struct {
+	Namespace  string
+	Image      string
+	DriverName string
+	Devices    int
+	// DeviceClass is the class the suite's claims use.
+	DeviceClass string
+}
+
+// Defaults fills what was left empty.
+func (o Options) Defaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = "dra-testdriver"
+	}
+	if o.DriverName == "" {
+		o.DriverName = "testdriver.e2e.adminaccess.example.com"
+	}
+	if o.Devices == 0 {
+		o.Devices = 4
+	}
+	if o.DeviceClass == "" {
+		o.DeviceClass = "testdriver.e2e.adminaccess.example.com"
+	}
+	return o
+}
+
+// Objects renders the embedded manifests into typed objects.
+func Objects(o Options) ([]any, error) {
+	var buf bytes.Buffer
+	if err := template.Must(template.New("driver").Parse(driverManifests)).Execute(&buf, o); err != nil {
+		return nil, err
+	}
+	var out []any
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(&buf))
+	for {
+		doc, err := dec.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("embedded manifest: %w", err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// ResourceVersion finds the newest resource.k8s.io version the cluster serves
+// (v1 from 1.34, v1beta2/v1beta1 on 1.33 with the suite's runtime-config).
+func ResourceVersion(client kubernetes.Interface) (string, error) {
+	groups, err := client.Discovery().ServerGroups()
+	if err != nil {
+		return "", fmt.Errorf("discovery: %w", err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name != "resource.k8s.io" {
+			continue
+		}
+		for _, want := range []string{"v1", "v1beta2", "v1beta1"} {
+			for _, v := range g.Versions {
+				if v.Version == want {
+					return want, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("the cluster does not serve resource.k8s.io (Dynamic Resource Allocation is off)")
+}
+
+// DeviceClassObject is the class selecting every device of the driver.
+func DeviceClassObject(o Options, version string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "resource.k8s.io/" + version,
+		"kind":       "DeviceClass",
+		"metadata":   map[string]any{"name": o.DeviceClass},
+		"spec": map[string]any{"selectors": []any{map[string]any{"cel": map[string]any{
+			"expression": fmt.Sprintf("device.driver == %q", o.DriverName)}}}},
+	}}
+}
+
+// Install creates everything and waits until every node publishes its devices.
+func Install(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, o Options) error {
+	o = o.Defaults()
+	version, err := ResourceVersion(client)
+	if err != nil {
+		return err
+	}
+	objs, err := Objects(o)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := create(ctx, client, obj); err != nil {
+			return err
+		}
+	}
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "deviceclasses"}
+	if _, err := dyn.Resource(gvr).Create(ctx, DeviceClassObject(o, version), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("DeviceClass: %w", err)
+	}
+	return WaitPublished(ctx, client, dyn, o, version, 3*time.Minute)
+}
+
+// WaitPublished waits until every node has a ResourceSlice of the driver with all its devices.
+func WaitPublished(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, o Options, version string, timeout time.Duration) error {
+	o = o.Defaults()
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "resourceslices"}
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		slices, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		perNode := map[string]int{}
+		for _, s := range slices.Items {
+			driver, _, _ := unstructured.NestedString(s.Object, "spec", "driver")
+			node, _, _ := unstructured.NestedString(s.Object, "spec", "nodeName")
+			devices, _, _ := unstructured.NestedSlice(s.Object, "spec", "devices")
+			if driver == o.DriverName {
+				perNode[node] += len(devices)
+			}
+		}
+		seen = fmt.Sprint(perNode)
+		for _, n := range nodes.Items {
+			if perNode[n.Name] != o.Devices {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("driver %s did not publish %d devices on every node within %s (devices per node: %s): %w", o.DriverName, o.Devices, timeout, seen, err)
+	}
+	return nil
+}
+
+// Uninstall removes what Install made and waits for the namespace to go, so a
+// run leaves the cluster as it found it.
+func Uninstall(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, o Options) error {
+	o = o.Defaults()
+	var errs []string
+	if version, err := ResourceVersion(client); err == nil {
+		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "deviceclasses"}
+		if err := dyn.Resource(gvr).Delete(ctx, o.DeviceClass, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err.Error())
+		}
+	}
+	name := o.Namespace + "-testdriver"
+	for _, err := range []error{
+		client.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}),
+		client.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}),
+		client.CoreV1().Namespaces().Delete(ctx, o.Namespace, metav1.DeleteOptions{}),
+	} {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err.Error())
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		errs = append(errs, "namespace "+o.Namespace+" still terminating")
+	}
+	// The plugin's slices are owned by the Node objects, not the DaemonSet;
+	// remove them so nothing is left behind.
+	if version, verr := ResourceVersion(client); verr == nil {
+		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "resourceslices"}
+		dyn.Resource(gvr).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("removing the test driver: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func create(ctx context.Context, client kubernetes.Interface, obj any) error {
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Namespace:
+		_, err = client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.ServiceAccount:
+		_, err = client.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRole:
+		_, err = client.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRoleBinding:
+		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+	case *appsv1.DaemonSet:
+		_, err = client.AppsV1().DaemonSets(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	default:
+		return fmt.Errorf("embedded manifest has an unsupported object %T", obj)
+	}
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}

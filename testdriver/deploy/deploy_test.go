@@ -1,0 +1,49 @@
+package deploy
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestObjectsCarryImageDriverAndNodeName(t *testing.T) {
+	o := Options{Image: "kind-e2e/testdriver:abc", Devices: 3}.Defaults()
+	objs, err := Objects(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 5 {
+		t.Fatalf("want namespace, SA, role, binding, daemonset; got %d", len(objs))
+	}
+	ds := objs[4].(*appsv1.DaemonSet)
+	c := ds.Spec.Template.Spec.Containers[0]
+	if c.Image != "kind-e2e/testdriver:abc" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+		t.Fatalf("image %s %s", c.Image, c.ImagePullPolicy)
+	}
+	cmd := strings.Join(c.Command, " ")
+	if !strings.Contains(cmd, "--driver-name=testdriver.e2e.adminaccess.example.com") || !strings.Contains(cmd, "--devices=3") {
+		t.Fatalf("command %s", cmd)
+	}
+	if c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" || !*c.SecurityContext.Privileged {
+		t.Fatal("plugin needs its node name and privileges")
+	}
+	if ds.Spec.Template.Spec.Tolerations[0].Operator != corev1.TolerationOpExists {
+		t.Fatal("the driver must run on the control-plane node too")
+	}
+	if objs[0].(*corev1.Namespace).Name != "dra-testdriver" {
+		t.Fatal("namespace")
+	}
+}
+
+func TestDeviceClassSelectsTheDriverAtTheServedVersion(t *testing.T) {
+	dc := DeviceClassObject(Options{}.Defaults(), "v1beta1")
+	if dc.GetAPIVersion() != "resource.k8s.io/v1beta1" {
+		t.Fatal(dc.GetAPIVersion())
+	}
+	sel := dc.Object["spec"].(map[string]any)["selectors"].([]any)[0].(map[string]any)["cel"].(map[string]any)["expression"]
+	if sel != `device.driver == "testdriver.e2e.adminaccess.example.com"` {
+		t.Fatal(sel)
+	}
+}

@@ -1,0 +1,200 @@
+// Package driver is the test driver's kubelet plugin: it publishes a node's
+// devices and prepares the claims the scheduler allocated to them.
+//
+// What "honouring admin access" means here, for a vendor reading along:
+//   - the allocation result's adminAccess flag is passed to the workload
+//     (DRA_ADMIN_ACCESS=true|false), so monitoring tools know what they hold;
+//   - an ordinary claim is refused a device that another ordinary claim has
+//     prepared on this node (the last line of defense against double use), but
+//     admin-access claims never count as holders and are never refused for it.
+package driver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
+	"github.com/kep5018/adminaccess-conformance/testdriver/state"
+)
+
+// ConfigKind and ConfigAPIVersion identify the driver's opaque configuration.
+const (
+	ConfigAPIVersion = "testdriver.e2e/v1"
+	ConfigKind       = "DeviceConfig"
+)
+
+// DeviceConfig is the opaque configuration a claim or class may pass.
+type DeviceConfig struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Env        map[string]string `json:"env,omitempty"`
+}
+
+// ParseConfig decodes opaque parameters strictly: an unknown field, kind or
+// version is an error that fails the claim's prepare, not a silent default.
+func ParseConfig(raw []byte) (DeviceConfig, error) {
+	var cfg DeviceConfig
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("invalid opaque device configuration: %w", err)
+	}
+	if cfg.APIVersion != ConfigAPIVersion || cfg.Kind != ConfigKind {
+		return cfg, fmt.Errorf("invalid opaque device configuration: want apiVersion %q kind %q, got %q %q",
+			ConfigAPIVersion, ConfigKind, cfg.APIVersion, cfg.Kind)
+	}
+	return cfg, nil
+}
+
+// Driver implements kubeletplugin.DRAPlugin.
+type Driver struct {
+	Name     string
+	NodeName string
+	Devices  int
+	CDI      cdi.Writer
+	State    *state.Checkpoint
+	// Cancel stops the process on a fatal background error.
+	Cancel func(error)
+
+	mu sync.Mutex
+}
+
+// Resources is what the node publishes: one pool named after the node with
+// Devices devices, each with a few attributes specs may select on.
+func (d *Driver) Resources() resourceslice.DriverResources {
+	var devices []resourceapi.Device
+	for i := 0; i < d.Devices; i++ {
+		devices = append(devices, resourceapi.Device{
+			Name: fmt.Sprintf("dev-%d", i),
+			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+				"index": {IntValue: ptr.To(int64(i))},
+				"model": {StringValue: ptr.To("e2e-test-device")},
+			},
+			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+				"memory": {Value: resource.MustParse("1Gi")},
+			},
+		})
+	}
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
+		d.NodeName: {Slices: []resourceslice.Slice{{Devices: devices}}},
+	}}
+}
+
+// PrepareResourceClaims prepares each claim independently: one claim's bad
+// configuration fails only that claim.
+func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
+	for _, claim := range claims {
+		devices, err := d.prepare(claim)
+		out[claim.UID] = kubeletplugin.PrepareResult{Devices: devices, Err: err}
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "prepare failed", "claim", klog.KObj(claim))
+		}
+	}
+	return out, nil
+}
+
+func (d *Driver) prepare(claim *resourceapi.ResourceClaim) ([]kubeletplugin.Device, error) {
+	uid := string(claim.UID)
+	if pc, ok := d.State.Get(uid); ok { // the kubelet may ask again: same answer
+		return toPluginDevices(pc), nil
+	}
+	env, err := d.claimEnv(claim)
+	if err != nil {
+		return nil, err
+	}
+	pc := state.PreparedClaim{Namespace: claim.Namespace, Name: claim.Name}
+	var cdiDevices []cdi.Device
+	for _, r := range claim.Status.Allocation.Devices.Results {
+		if r.Driver != d.Name {
+			continue
+		}
+		admin := r.AdminAccess != nil && *r.AdminAccess
+		if !admin {
+			if holder, held := d.State.ExclusiveHolder(r.Pool, r.Device, uid); held {
+				return nil, fmt.Errorf("device %s/%s is already prepared for claim %s without admin access", r.Pool, r.Device, holder)
+			}
+		}
+		pc.Devices = append(pc.Devices, state.PreparedDevice{Request: r.Request, Pool: r.Pool, Device: r.Device, AdminAccess: admin})
+		cdiDevices = append(cdiDevices, cdi.Device{Name: r.Device, AdminAccess: admin, ExtraEnv: env})
+	}
+	ids, err := d.CDI.Write(uid, cdiDevices)
+	if err != nil {
+		return nil, fmt.Errorf("writing CDI spec: %w", err)
+	}
+	for i := range pc.Devices {
+		pc.Devices[i].CDIDeviceIDs = []string{ids[i]}
+	}
+	if err := d.State.Put(uid, pc); err != nil {
+		d.CDI.Remove(uid)
+		return nil, fmt.Errorf("checkpointing: %w", err)
+	}
+	return toPluginDevices(pc), nil
+}
+
+// claimEnv merges the env of every opaque config for this driver (class
+// configs first, then the claim's own, as the allocation result orders them).
+func (d *Driver) claimEnv(claim *resourceapi.ResourceClaim) (map[string]string, error) {
+	env := map[string]string{}
+	for _, c := range claim.Status.Allocation.Devices.Config {
+		if c.Opaque == nil || c.Opaque.Driver != d.Name {
+			continue
+		}
+		cfg, err := ParseConfig(c.Opaque.Parameters.Raw)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range cfg.Env {
+			env[k] = v
+		}
+	}
+	return env, nil
+}
+
+func toPluginDevices(pc state.PreparedClaim) []kubeletplugin.Device {
+	out := make([]kubeletplugin.Device, 0, len(pc.Devices))
+	for _, dev := range pc.Devices {
+		out = append(out, kubeletplugin.Device{Requests: []string{dev.Request}, PoolName: dev.Pool, DeviceName: dev.Device, CDIDeviceIDs: dev.CDIDeviceIDs})
+	}
+	return out
+}
+
+// UnprepareResourceClaims removes each claim's CDI spec and forgets it. The
+// claim may be gone already; the checkpoint is all that is needed.
+func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletplugin.NamespacedObject) (map[types.UID]error, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[types.UID]error, len(claims))
+	for _, c := range claims {
+		uid := string(c.UID)
+		err := d.CDI.Remove(uid)
+		if err == nil {
+			err = d.State.Delete(uid)
+		}
+		out[c.UID] = err
+	}
+	return out, nil
+}
+
+// HandleError logs background errors and stops on the fatal ones.
+func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
+	utilruntime.HandleErrorWithContext(ctx, err, msg)
+	if !errors.Is(err, kubeletplugin.ErrRecoverable) && d.Cancel != nil {
+		d.Cancel(fmt.Errorf("fatal background error: %s: %w", msg, err))
+	}
+}

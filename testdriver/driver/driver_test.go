@@ -1,0 +1,137 @@
+package driver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/utils/ptr"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
+	"github.com/kep5018/adminaccess-conformance/testdriver/state"
+)
+
+const name = "testdriver.example.com"
+
+func newDriver(t *testing.T) *Driver {
+	dir := t.TempDir()
+	cp, err := state.Open(filepath.Join(dir, "state", "checkpoint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Driver{Name: name, NodeName: "node-1", Devices: 2, CDI: cdi.Writer{Dir: filepath.Join(dir, "cdi"), Vendor: name}, State: cp}
+}
+
+func claim(uid, device string, admin bool, configs ...string) *resourceapi.ResourceClaim {
+	c := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c-" + uid, Namespace: "ns", UID: types.UID(uid)}}
+	c.Status.Allocation = &resourceapi.AllocationResult{}
+	r := resourceapi.DeviceRequestAllocationResult{Request: "req", Driver: name, Pool: "node-1", Device: device}
+	if admin {
+		r.AdminAccess = ptr.To(true)
+	}
+	c.Status.Allocation.Devices.Results = []resourceapi.DeviceRequestAllocationResult{r}
+	for _, cfg := range configs {
+		c.Status.Allocation.Devices.Config = append(c.Status.Allocation.Devices.Config, resourceapi.DeviceAllocationConfiguration{
+			Source: resourceapi.AllocationConfigSourceClaim,
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+				Driver: name, Parameters: runtime.RawExtension{Raw: []byte(cfg)}}},
+		})
+	}
+	return c
+}
+
+func prepare(t *testing.T, d *Driver, claims ...*resourceapi.ResourceClaim) map[types.UID]kubeletplugin.PrepareResult {
+	t.Helper()
+	res, err := d.PrepareResourceClaims(context.Background(), claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestAdminAccessReachesADeviceInOrdinaryUse(t *testing.T) {
+	d := newDriver(t)
+	res := prepare(t, d, claim("ordinary", "dev-0", false), claim("admin", "dev-0", true))
+	for uid, r := range res {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", uid, r.Err)
+		}
+	}
+	raw, _ := os.ReadFile(d.CDI.Path("admin"))
+	if !strings.Contains(string(raw), "DRA_ADMIN_ACCESS=true") {
+		t.Fatalf("admin claim's CDI spec: %s", raw)
+	}
+	raw, _ = os.ReadFile(d.CDI.Path("ordinary"))
+	if !strings.Contains(string(raw), "DRA_ADMIN_ACCESS=false") {
+		t.Fatalf("ordinary claim's CDI spec: %s", raw)
+	}
+}
+
+func TestASecondOrdinaryClaimOnTheSameDeviceIsRefused(t *testing.T) {
+	d := newDriver(t)
+	prepare(t, d, claim("first", "dev-1", false))
+	res := prepare(t, d, claim("second", "dev-1", false))
+	if err := res["second"].Err; err == nil || !strings.Contains(err.Error(), "already prepared for claim first") {
+		t.Fatalf("want refusal, got %v", err)
+	}
+	if _, err := os.Stat(d.CDI.Path("second")); !os.IsNotExist(err) {
+		t.Fatal("a refused claim must leave no CDI spec")
+	}
+}
+
+func TestPrepareIsIdempotentAndSurvivesRestart(t *testing.T) {
+	d := newDriver(t)
+	first := prepare(t, d, claim("u", "dev-0", true))["u"]
+	// A restarted plugin reads the checkpoint and gives the same answer, then unprepares.
+	again, _ := state.Open(filepath.Join(filepath.Dir(d.CDI.Dir), "state", "checkpoint.json"))
+	d2 := &Driver{Name: name, NodeName: "node-1", Devices: 2, CDI: d.CDI, State: again}
+	second := prepare(t, d2, claim("u", "dev-0", true))["u"]
+	if first.Devices[0].CDIDeviceIDs[0] != second.Devices[0].CDIDeviceIDs[0] {
+		t.Fatalf("prepare twice: %v vs %v", first.Devices, second.Devices)
+	}
+	res, err := d2.UnprepareResourceClaims(context.Background(), []kubeletplugin.NamespacedObject{{UID: "u"}})
+	if err != nil || res["u"] != nil {
+		t.Fatalf("unprepare: %v %v", err, res)
+	}
+	if _, err := os.Stat(d.CDI.Path("u")); !os.IsNotExist(err) {
+		t.Fatal("CDI spec left behind")
+	}
+	if res, _ := d2.UnprepareResourceClaims(context.Background(), []kubeletplugin.NamespacedObject{{UID: "u"}}); res["u"] != nil {
+		t.Fatalf("unprepare twice: %v", res["u"])
+	}
+}
+
+func TestBadOpaqueConfigFailsOnlyThatClaim(t *testing.T) {
+	d := newDriver(t)
+	res := prepare(t, d,
+		claim("bad", "dev-0", false, `{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`),
+		claim("good", "dev-1", false, `{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","env":{"MODE":"fast"}}`))
+	if err := res["bad"].Err; err == nil || !strings.Contains(err.Error(), `unknown field "colour"`) {
+		t.Fatalf("bad claim: %v", err)
+	}
+	if res["good"].Err != nil {
+		t.Fatalf("good claim: %v", res["good"].Err)
+	}
+	raw, _ := os.ReadFile(d.CDI.Path("good"))
+	if !strings.Contains(string(raw), "MODE=fast") {
+		t.Fatalf("config env missing: %s", raw)
+	}
+	if _, err := ParseConfig([]byte(`{"apiVersion":"other/v1","kind":"DeviceConfig"}`)); err == nil {
+		t.Fatal("unknown apiVersion must be an error")
+	}
+}
+
+func TestResourcesPublishOnePoolPerNode(t *testing.T) {
+	d := newDriver(t)
+	pools := d.Resources().Pools
+	if len(pools) != 1 || len(pools["node-1"].Slices[0].Devices) != 2 || pools["node-1"].Slices[0].Devices[1].Name != "dev-1" {
+		t.Fatalf("pools %+v", pools)
+	}
+}
