@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	draclient "k8s.io/dynamic-resource-allocation/client"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/expect"
+)
+
+// denial is the release's exact Forbidden cause for request 0.
+func denial() gomega.OmegaMatcher {
+	return expect.MatchForbiddenAt(env.Rel.AdminAccessFieldPath(0), env.Rel.AdminAccessDenial())
+}
+
+// createAdminObjects tries both kinds of object that can ask for admin access.
+func createAdminObjects(ctx context.Context, b *builder.Builder) (claimErr, templateErr error) {
+	_, claimErr = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+	_, templateErr = b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+	return
+}
+
+// namespaceAdmin is a user who may create claims, templates and pods in one
+// namespace (and read it) but not change namespaces.
+func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builder {
+	ginkgo.GinkgoHelper()
+	ns := f.Namespace.Name
+	user := "e2e-namespace-admin-" + ns
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "claims-and-pods", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"*"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}},
+		},
+	}
+	_, err := env.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	_, err = env.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "claims-and-pods", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+	}, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	client, err := kubernetes.NewForConfig(cfg)
+	framework.ExpectNoError(err)
+	b := newBuilder(f)
+	b.Client, b.DRA = client, draclient.New(client)
+	// RBAC is cached by the authorizer; wait until the role is in force.
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := b.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+		return err
+	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
+	return b
+}
+
+var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), func() {
+	f := newFramework("authz")
+
+	ginkgo.It("denies a ResourceClaim and a ResourceClaimTemplate with adminAccess in a namespace without the admin label, and allows both once it is labelled", func(ctx context.Context) {
+		b := newBuilder(f)
+		claimErr, templateErr := createAdminObjects(ctx, b)
+		gomega.Expect(claimErr).To(denial(), "ResourceClaim in an unlabelled namespace")
+		gomega.Expect(templateErr).To(denial(), "ResourceClaimTemplate in an unlabelled namespace")
+
+		labelForAdmin(ctx, f.Namespace.Name)
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err, "ResourceClaim after labelling %s", env.Rel.AdminLabel)
+		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err, "ResourceClaimTemplate after labelling")
+		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
+	})
+
+	for _, value := range []string{"True", "yes", "1", ""} {
+		ginkgo.It(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), func(ctx context.Context) {
+			setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, str(value))
+			claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
+			gomega.Expect(claimErr).To(denial())
+			gomega.Expect(templateErr).To(denial())
+		})
+	}
+
+	ginkgo.It("does not authorize with the other release's label key alone", func(ctx context.Context) {
+		// 1.33 honours resource.k8s.io/admin-access; 1.34 renamed it to
+		// resource.kubernetes.io/admin-access and stopped honouring the old one.
+		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.StaleLabel, str("true"))
+		claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
+		gomega.Expect(claimErr).To(denial(), "only %s authorizes on %s", env.Rel.AdminLabel, env.Rel.Minor)
+		gomega.Expect(templateErr).To(denial())
+	})
+
+	ginkgo.It("keeps claims made before the label was removed working, and denies new ones", func(ctx context.Context) {
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		before := snapshot(ctx, pod)
+
+		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
+		claimErr, templateErr := createAdminObjects(ctx, b)
+		gomega.Expect(claimErr).To(denial(), "a new claim after the label is gone")
+		gomega.Expect(templateErr).To(denial())
+		expectUndisturbed(ctx, pod, before)
+		claim, err = b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
+	})
+
+	ginkgo.It("gives a namespace admin who cannot change namespaces neither the label nor admin access", func(ctx context.Context) {
+		user := namespaceAdmin(ctx, f)
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{env.Rel.AdminLabel: "true"}}})
+		_, err := user.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "labelling the namespace must be forbidden to the user, got %v", err)
+		claimErr, templateErr := createAdminObjects(ctx, user)
+		gomega.Expect(claimErr).To(denial())
+		gomega.Expect(templateErr).To(denial())
+		// The same user may still make ordinary claims: the denial is about admin access.
+		_, err = user.CreateClaim(ctx, user.Claim())
+		framework.ExpectNoError(err, "an ordinary claim by the namespace admin")
+	})
+
+	ginkgo.It("denies a status update that newly grants adminAccess in a namespace without the label", func(ctx context.Context) {
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err)
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		node := nodes.Items[0].Name
+		// A merge patch of the status subresource reads the same in every served
+		// version, so it needs no conversion (the converting client's
+		// UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
+		patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
+			"devices": map[string]any{"results": []any{map[string]any{
+				"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": "dev-0", "adminAccess": true}}},
+		}}})
+		_, err = env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
+			Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial()))
+		stored, err := b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
+	})
+
+	ginkgo.It("denies every one of at least 200 unauthorized attempts (claims and templates, label variants, users, namespaces)", func(ctx context.Context) {
+		second := createNamespace(ctx, f, "authz-sweep")
+		users := map[string]func(ns string) *builder.Builder{
+			"cluster-admin": func(ns string) *builder.Builder { b := newBuilder(f); b.Namespace = ns; return b },
+		}
+		nsAdmin := namespaceAdmin(ctx, f)
+		users["namespace-admin"] = func(ns string) *builder.Builder {
+			if ns != f.Namespace.Name {
+				return nil // that user has rights in the spec's namespace only
+			}
+			b := *nsAdmin
+			return &b
+		}
+		labelStates := []struct {
+			key   string
+			value *string
+		}{
+			{env.Rel.AdminLabel, nil}, {env.Rel.AdminLabel, str("True")}, {env.Rel.AdminLabel, str("TRUE")},
+			{env.Rel.AdminLabel, str("yes")}, {env.Rel.AdminLabel, str("1")}, {env.Rel.AdminLabel, str("")},
+			{env.Rel.AdminLabel, str("false")}, {env.Rel.AdminLabel, str("t")}, {env.Rel.StaleLabel, str("true")},
+		}
+		shapes := map[string][]builder.RequestOption{
+			"one device":  {builder.AdminAccess()},
+			"two devices": {builder.AdminAccess(), builder.Count(2)},
+			"all devices": {builder.AdminAccess(), builder.AllDevices()},
+			"one indexed": {builder.AdminAccess(), builder.DeviceIndex(1)},
+		}
+		attempts, denied := 0, 0
+		for _, ns := range []string{f.Namespace.Name, second} {
+			for _, state := range labelStates {
+				// Each state alone: clear both keys, then set the one under test.
+				setNamespaceLabel(ctx, ns, env.Rel.AdminLabel, nil)
+				setNamespaceLabel(ctx, ns, env.Rel.StaleLabel, nil)
+				if state.value != nil {
+					setNamespaceLabel(ctx, ns, state.key, state.value)
+				}
+				for userName, as := range users {
+					b := as(ns)
+					if b == nil {
+						continue
+					}
+					for shapeName, opts := range shapes {
+						what := fmt.Sprintf("%s in %s with %s=%v as %s", shapeName, ns, state.key, ptrString(state.value), userName)
+						_, err := b.CreateClaim(ctx, b.Claim(opts...))
+						attempts++
+						gomega.Expect(err).To(denial(), "claim, "+what)
+						denied++
+						_, err = b.CreateTemplate(ctx, b.Template(opts...))
+						attempts++
+						gomega.Expect(err).To(denial(), "template, "+what)
+						denied++
+					}
+				}
+			}
+		}
+		ginkgo.AddReportEntry("unauthorized attempts denied", fmt.Sprintf("%d of %d", denied, attempts))
+		framework.Logf("%d of %d unauthorized admin-access attempts were denied with the exact error", denied, attempts)
+		gomega.Expect(attempts).To(gomega.BeNumerically(">=", 200))
+	})
+})
+
+func ptrString(p *string) string {
+	if p == nil {
+		return "(absent)"
+	}
+	return fmt.Sprintf("%q", *p)
+}
+
+// createNamespace makes an extra namespace that the framework deletes with the spec's.
+func createNamespace(ctx context.Context, f *framework.Framework, base string) string {
+	ginkgo.GinkgoHelper()
+	ns, err := f.CreateNamespace(ctx, base, nil)
+	framework.ExpectNoError(err)
+	return ns.Name
+}

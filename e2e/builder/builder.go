@@ -1,0 +1,245 @@
+// Package builder makes the claims, templates and pods of the specs, so that a
+// spec reads as the behaviour it checks:
+//
+//	claim := b.Claim(builder.AdminAccess())
+//	pod := b.Pod(builder.UsingClaim(claim))
+//
+// Objects are built as resource.k8s.io/v1 types and written through the
+// dynamic-resource-allocation client, which converts them to the version the
+// cluster serves (v1beta1 on 1.33).
+package builder
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	draclient "k8s.io/dynamic-resource-allocation/client"
+	"k8s.io/utils/ptr"
+)
+
+// RequestName is the name of every claim's single request.
+const RequestName = "req-0"
+
+// Builder makes objects in one namespace.
+type Builder struct {
+	Namespace  string
+	Class      string // DeviceClass of the driver under test
+	DriverName string
+	Image      string // the workload image
+	Client     kubernetes.Interface
+	DRA        *draclient.Client
+	seq        int
+}
+
+func (b *Builder) name(kind string) string {
+	b.seq++
+	return fmt.Sprintf("%s-%d", kind, b.seq)
+}
+
+// RequestOption shapes a claim's request.
+type RequestOption func(b *Builder, r *resourceapi.ExactDeviceRequest)
+
+// AdminAccess asks for admin access to the devices.
+func AdminAccess() RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) { r.AdminAccess = ptr.To(true) }
+}
+
+// AllDevices asks for every matching device (allocationMode: All).
+func AllDevices() RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {
+		r.AllocationMode = resourceapi.DeviceAllocationModeAll
+		r.Count = 0
+	}
+}
+
+// Count asks for n devices.
+func Count(n int64) RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {
+		r.AllocationMode = resourceapi.DeviceAllocationModeExactCount
+		r.Count = n
+	}
+}
+
+// DeviceIndex selects the driver's device with that index attribute, so two
+// claims can be aimed at the same device.
+func DeviceIndex(i int) RequestOption {
+	return func(b *Builder, r *resourceapi.ExactDeviceRequest) {
+		r.Selectors = append(r.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{
+			Expression: fmt.Sprintf("device.attributes[%q].index == %d", b.DriverName, i)}})
+	}
+}
+
+func (b *Builder) spec(opts []RequestOption, configs []string) resourceapi.ResourceClaimSpec {
+	exact := &resourceapi.ExactDeviceRequest{DeviceClassName: b.Class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
+	for _, o := range opts {
+		o(b, exact)
+	}
+	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: RequestName, Exactly: exact}},
+	}}
+	for _, raw := range configs {
+		spec.Devices.Config = append(spec.Devices.Config, resourceapi.DeviceClaimConfiguration{
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+				Driver: b.DriverName, Parameters: runtime.RawExtension{Raw: []byte(raw)}}}})
+	}
+	return spec
+}
+
+// Claim builds a ResourceClaim with one request.
+func (b *Builder) Claim(opts ...RequestOption) *resourceapi.ResourceClaim {
+	return &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: b.name("claim"), Namespace: b.Namespace},
+		Spec:       b.spec(opts, nil),
+	}
+}
+
+// ClaimWithConfig builds a claim carrying opaque configuration for the driver.
+func (b *Builder) ClaimWithConfig(rawConfig string, opts ...RequestOption) *resourceapi.ResourceClaim {
+	c := b.Claim(opts...)
+	c.Spec = b.spec(opts, []string{rawConfig})
+	return c
+}
+
+// Template builds a ResourceClaimTemplate with one request.
+func (b *Builder) Template(opts ...RequestOption) *resourceapi.ResourceClaimTemplate {
+	return &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: b.name("template"), Namespace: b.Namespace},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: b.spec(opts, nil)},
+	}
+}
+
+// PodClaim is one entry of a pod's spec.resourceClaims.
+type PodClaim corev1.PodResourceClaim
+
+// UsingClaim refers a pod to an existing claim.
+func UsingClaim(c *resourceapi.ResourceClaim) PodClaim {
+	return PodClaim{Name: "c-" + c.Name, ResourceClaimName: ptr.To(c.Name)}
+}
+
+// FromTemplate has the controller make the pod's claim from a template.
+func FromTemplate(t *resourceapi.ResourceClaimTemplate) PodClaim {
+	return PodClaim{Name: "c-" + t.Name, ResourceClaimTemplateName: ptr.To(t.Name)}
+}
+
+// Pod builds a pod whose one container uses every given claim and prints its
+// DRA_ variables.
+func (b *Builder) Pod(claims ...PodClaim) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: b.name("pod"), Namespace: b.Namespace},
+		Spec:       b.PodSpec(claims...),
+	}
+	return pod
+}
+
+// PodSpec is the spec Pod uses, for DaemonSets and other owners.
+func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
+	spec := corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To(int64(1)),
+		Containers: []corev1.Container{{
+			Name: "workload", Image: b.Image, Command: []string{"/workload"},
+			ImagePullPolicy: corev1.PullIfNotPresent,
+		}},
+	}
+	for _, c := range claims {
+		spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim(c))
+		spec.Containers[0].Resources.Claims = append(spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.Name})
+	}
+	return spec
+}
+
+// OnNode pins a pod to a node.
+func OnNode(pod *corev1.Pod, node string) *corev1.Pod {
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	return pod
+}
+
+// CreateClaim writes a claim at the served API version.
+func (b *Builder) CreateClaim(ctx context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
+	return b.DRA.ResourceClaims(c.Namespace).Create(ctx, c, metav1.CreateOptions{})
+}
+
+// CreateTemplate writes a template at the served API version.
+func (b *Builder) CreateTemplate(ctx context.Context, t *resourceapi.ResourceClaimTemplate) (*resourceapi.ResourceClaimTemplate, error) {
+	return b.DRA.ResourceClaimTemplates(t.Namespace).Create(ctx, t, metav1.CreateOptions{})
+}
+
+// CreatePod writes a pod.
+func (b *Builder) CreatePod(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+	return b.Client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+}
+
+// GetClaim reads a claim at the served API version.
+func (b *Builder) GetClaim(ctx context.Context, name string) (*resourceapi.ResourceClaim, error) {
+	return b.DRA.ResourceClaims(b.Namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// WorkloadEnv is what the pod's workload printed: its DRA_ variables. The
+// second result is false until the workload has said it is ready.
+func (b *Builder) WorkloadEnv(ctx context.Context, podName string) (map[string]string, bool, error) {
+	raw, err := b.Client.CoreV1().Pods(b.Namespace).GetLogs(podName, &corev1.PodLogOptions{Container: "workload"}).DoRaw(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return ParseWorkloadLog(string(raw))
+}
+
+// ParseWorkloadLog reads the workload's output.
+func ParseWorkloadLog(log string) (map[string]string, bool, error) {
+	env := map[string]string{}
+	ready := false
+	s := bufio.NewScanner(strings.NewReader(log))
+	for s.Scan() {
+		line := strings.TrimSpace(s.Text())
+		if line == "workload: ready" {
+			ready = true
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, "DRA_") {
+			env[k] = v
+		}
+	}
+	return env, ready, s.Err()
+}
+
+// AdminAccessResults reports, per allocation result of the claim, whether it
+// carries adminAccess: true.
+func AdminAccessResults(c *resourceapi.ResourceClaim) []bool {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []bool
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, r.AdminAccess != nil && *r.AdminAccess)
+	}
+	return out
+}
+
+// AllocatedDevices lists "pool/device" of a claim's allocation.
+func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, r.Pool+"/"+r.Device)
+	}
+	return out
+}
+
+// RequestsAdminAccess is true when the stored claim still asks for admin access
+// (an apiserver with the gate off drops the field on create).
+func RequestsAdminAccess(c *resourceapi.ResourceClaim) bool {
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Exactly != nil && r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
+			return true
+		}
+	}
+	return false
+}

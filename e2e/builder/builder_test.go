@@ -1,0 +1,54 @@
+package builder
+
+import (
+	"reflect"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+)
+
+func TestClaimsReadAsTheirOptions(t *testing.T) {
+	b := &Builder{Namespace: "ns", Class: "cls", DriverName: "drv.example.com", Image: "img:1"}
+	c := b.Claim(AdminAccess(), DeviceIndex(2))
+	r := c.Spec.Devices.Requests[0]
+	if r.Name != RequestName || r.Exactly.DeviceClassName != "cls" || !*r.Exactly.AdminAccess || r.Exactly.Count != 1 {
+		t.Fatalf("request %+v", r.Exactly)
+	}
+	if got := r.Exactly.Selectors[0].CEL.Expression; got != `device.attributes["drv.example.com"].index == 2` {
+		t.Fatal(got)
+	}
+	if !RequestsAdminAccess(c) {
+		t.Fatal("RequestsAdminAccess")
+	}
+	all := b.Template(AllDevices()).Spec.Spec.Devices.Requests[0].Exactly
+	if all.AllocationMode != resourceapi.DeviceAllocationModeAll || all.Count != 0 || all.AdminAccess != nil {
+		t.Fatalf("all %+v", all)
+	}
+	if c2 := b.Claim(); c2.Name == c.Name {
+		t.Fatal("names must be unique")
+	}
+}
+
+func TestPodUsesEveryClaim(t *testing.T) {
+	b := &Builder{Namespace: "ns", Image: "img:1"}
+	c := b.Claim()
+	tmpl := b.Template()
+	pod := b.Pod(UsingClaim(c), FromTemplate(tmpl))
+	if len(pod.Spec.ResourceClaims) != 2 || *pod.Spec.ResourceClaims[0].ResourceClaimName != c.Name || *pod.Spec.ResourceClaims[1].ResourceClaimTemplateName != tmpl.Name {
+		t.Fatalf("claims %+v", pod.Spec.ResourceClaims)
+	}
+	got := pod.Spec.Containers[0].Resources.Claims
+	if len(got) != 2 || got[0].Name != pod.Spec.ResourceClaims[0].Name {
+		t.Fatalf("container claims %+v", got)
+	}
+}
+
+func TestParseWorkloadLog(t *testing.T) {
+	env, ready, err := ParseWorkloadLog("DRA_ADMIN_ACCESS=true\nDRA_DEVICE_DEV_0=uid\nnoise\nworkload: ready\n")
+	if err != nil || !ready || !reflect.DeepEqual(env, map[string]string{"DRA_ADMIN_ACCESS": "true", "DRA_DEVICE_DEV_0": "uid"}) {
+		t.Fatalf("%v %v %v", env, ready, err)
+	}
+	if _, ready, _ := ParseWorkloadLog("DRA_X=1\n"); ready {
+		t.Fatal("not ready before the ready line")
+	}
+}

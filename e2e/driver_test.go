@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+// cdiFiles lists the driver's CDI spec files on a node.
+func cdiFiles(nodeName string) []string {
+	ginkgo.GinkgoHelper()
+	nodes, err := env.Cluster.Nodes()
+	framework.ExpectNoError(err)
+	for _, n := range nodes {
+		if n.String() != nodeName {
+			continue
+		}
+		var out bytes.Buffer
+		n.Command("sh", "-c", "ls /var/run/cdi/ 2>/dev/null || true").SetStdout(&out).Run()
+		var files []string
+		for _, f := range strings.Fields(out.String()) {
+			if strings.HasPrefix(f, env.Driver.DriverName) {
+				files = append(files, f)
+			}
+		}
+		return files
+	}
+	framework.Failf("node %s not found", nodeName)
+	return nil
+}
+
+func podNode(ctx context.Context, pod *corev1.Pod) string {
+	ginkgo.GinkgoHelper()
+	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	return p.Spec.NodeName
+}
+
+var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func() {
+	f := newFramework("driver")
+
+	ginkgo.It("publishes its devices on every node", func(ctx context.Context) {
+		framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, time.Minute))
+	})
+
+	ginkgo.It("gives a pod with an ordinary claim its device variables and DRA_ADMIN_ACCESS=false", func(ctx context.Context) {
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		vars := expectRunning(ctx, b, pod)
+		claim, err = b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}))
+		device := strings.Split(builder.AllocatedDevices(claim)[0], "/")[1]
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_DEVICE_"+strings.ToUpper(strings.ReplaceAll(device, "-", "_")), string(claim.UID)))
+	})
+
+	ginkgo.It("unprepares claims and removes their CDI files when the pods go", func(ctx context.Context) {
+		requireKind()
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		expectRunning(ctx, b, pod)
+		node := podNode(ctx, pod)
+		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
+		gomega.Expect(cdiFiles(node)).To(gomega.ContainElement(want), "CDI spec of the prepared claim")
+		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, func() []string { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+	})
+
+	ginkgo.It("loses nothing when its pod restarts while a claim is prepared", func(ctx context.Context) {
+		requireKind()
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		expectRunning(ctx, b, pod)
+		node := podNode(ctx, pod)
+		before := snapshot(ctx, pod)
+
+		ginkgo.By("deleting the driver pod on " + node + " and letting the DaemonSet replace it")
+		drivers, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		framework.ExpectNoError(err)
+		gomega.Expect(drivers.Items).To(gomega.HaveLen(1))
+		old := drivers.Items[0]
+		framework.ExpectNoError(env.Client.CoreV1().Pods(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			list, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+			if err != nil {
+				return err
+			}
+			for _, p := range list.Items {
+				if p.UID != old.UID && p.Status.Phase == corev1.PodRunning {
+					return nil
+				}
+			}
+			return fmt.Errorf("no new running driver pod on %s yet", node)
+		}).WithTimeout(podStartTimeout).Should(gomega.Succeed())
+		expectUndisturbed(ctx, pod, before)
+
+		ginkgo.By("deleting the workload: the new driver process unprepares what the old one prepared")
+		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
+		gomega.Expect(cdiFiles(node)).To(gomega.ContainElement(want))
+		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, func() []string { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+	})
+
+	ginkgo.It("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", func(ctx context.Context) {
+		b := newBuilder(f)
+		bad, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`))
+		framework.ExpectNoError(err)
+		good, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","env":{"DRA_MODE":"fast"}}`))
+		framework.ExpectNoError(err)
+		badPod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(bad)))
+		framework.ExpectNoError(err)
+		goodPod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(good)))
+		framework.ExpectNoError(err)
+		vars := expectRunning(ctx, b, goodPod)
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_MODE", "fast"), "the good claim's configuration reached its container")
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, badPod) }).WithTimeout(podStartTimeout).
+			Should(gomega.ContainElement(gomega.And(
+				gomega.HavePrefix("Warning FailedPrepareDynamicResources: "),
+				gomega.ContainSubstring(`invalid opaque device configuration: json: unknown field "colour"`))))
+		p, err := b.Client.CoreV1().Pods(badPod.Namespace).Get(ctx, badPod.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodPending), "the pod of the bad claim must not start")
+	})
+})
+
+// resourceGVR is a resource.k8s.io resource at the version the cluster serves.
+func resourceGVR(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
+}

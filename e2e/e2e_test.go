@@ -1,0 +1,114 @@
+// The conformance suite for DRA admin access (KEP-5018). One cluster per run:
+// process 1 makes it (or reaches an existing one with --kubeconfig), installs
+// the test driver, and every parallel process shares it. Specs that switch
+// feature gates are Serial and run last.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+)
+
+var (
+	cfg = testenv.Config{}
+	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
+	env *testenv.Env
+)
+
+func init() {
+	framework.RegisterCommonFlags(flag.CommandLine)
+	framework.RegisterClusterFlags(flag.CommandLine)
+	flag.StringVar(&cfg.Release, "release", envOr("K8S_VERSION", release.Default), "Kubernetes release of the cluster the suite creates (or of the existing cluster)")
+	flag.StringVar(&cfg.Profile, "profile", envOr("PROFILE", "default"), "gate profile of the cluster the suite creates")
+	flag.StringVar(&cfg.ClusterName, "cluster-name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
+	flag.StringVar(&cfg.NodeImage, "node-image", envOr("NODE_IMAGE", "auto"), "node image: auto, pull, build, or an image reference")
+	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
+	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
+	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
+	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
+	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
+	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// Only an explicit --kubeconfig means "run against an existing cluster": a
+	// KUBECONFIG exported in the shell must never redirect the suite.
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "kubeconfig" })
+	if explicit {
+		cfg.Kubeconfig = framework.TestContext.KubeConfig
+	} else {
+		framework.TestContext.KubeConfig = ""
+	}
+	for _, p := range []*string{&cfg.RepoRoot, &cfg.OutputDir, &cfg.Artifacts} {
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
+	}
+	if _, err := release.Get(cfg.Release); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	framework.AfterReadingAllFlags(&framework.TestContext)
+	os.Exit(m.Run())
+}
+
+func TestE2E(t *testing.T) {
+	gomega.RegisterFailHandler(framework.Fail)
+	ginkgo.RunSpecs(t, "DRA admin access conformance")
+}
+
+var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
+	start := time.Now()
+	sh, err := testenv.Setup(ctx, cfg, ginkgo.GinkgoWriter)
+	if err != nil && sh.Owned && !cfg.KeepCluster {
+		kindcluster.Delete(sh.ClusterName)
+	}
+	framework.ExpectNoError(err, "setting up the cluster")
+	framework.Logf("cluster %s ready for specs in %s: Kubernetes %s (%s), profile %s, resource.k8s.io/%s",
+		sh.ClusterName, time.Since(start).Round(time.Second), sh.ServerVersion, sh.Release, sh.Profile, sh.ResourceAPI)
+	return sh.Encode()
+}, func(ctx context.Context, data []byte) {
+	sh, err := testenv.Decode(data)
+	framework.ExpectNoError(err)
+	env, err = testenv.Connect(sh)
+	framework.ExpectNoError(err)
+	framework.TestContext.KubeConfig = sh.KubeconfigPath
+})
+
+var _ = ginkgo.ReportAfterEach(func(ctx ginkgo.SpecContext, report ginkgo.SpecReport) {
+	if report.Failed() && env != nil {
+		saveFailureArtifacts(ctx, report)
+	}
+})
+
+var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
+	if env == nil {
+		return
+	}
+	// Any process's failure leaves the marker; then the cluster's logs are kept too.
+	_, err := os.Stat(failureMarker())
+	failed := err == nil
+	framework.ExpectNoError(testenv.Teardown(ctx, env.Shared, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter))
+}, ginkgo.NodeTimeout(5*time.Minute))

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/test/e2e/framework"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+)
+
+// Every wait in the suite is bounded by one of these.
+const (
+	podStartTimeout = 2 * time.Minute
+	allocateTimeout = time.Minute
+	// stableFor is how long "stays so" is watched.
+	stableFor = 15 * time.Second
+)
+
+// newFramework gives each spec its own namespace. Pods here need no special
+// privileges, but the suite does not test Pod Security: privileged avoids
+// mixing its verdicts into ours.
+func newFramework(name string) *framework.Framework {
+	f := framework.NewDefaultFramework(name)
+	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+	return f
+}
+
+func newBuilder(f *framework.Framework) *builder.Builder {
+	return &builder.Builder{
+		Namespace: f.Namespace.Name, Class: env.Driver.DeviceClass, DriverName: env.Driver.DriverName,
+		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA,
+	}
+}
+
+// setNamespaceLabel sets (or with value nil, removes) one label of a namespace.
+func setNamespaceLabel(ctx context.Context, ns, key string, value *string) {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{key: value}}})
+	_, err := env.Client.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{})
+	framework.ExpectNoError(err, "labelling namespace %s", ns)
+}
+
+// labelForAdmin is what a cluster admin does to let a namespace use admin access.
+func labelForAdmin(ctx context.Context, ns string) {
+	v := "true"
+	setNamespaceLabel(ctx, ns, env.Rel.AdminLabel, &v)
+}
+
+func str(s string) *string { return &s }
+
+// expectRunning waits until the pod runs and its workload printed its
+// environment, and returns that environment.
+func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]string {
+	ginkgo.GinkgoHelper()
+	var envVars map[string]string
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("pod %s is %s: %s", pod.Name, p.Status.Phase, podConditions(p))
+		}
+		vars, ready, err := b.WorkloadEnv(ctx, pod.Name)
+		if err != nil {
+			return err
+		}
+		if !ready {
+			return fmt.Errorf("pod %s runs but its workload has not printed its environment yet", pod.Name)
+		}
+		envVars = vars
+		return nil
+	}).WithTimeout(podStartTimeout).Should(gomega.Succeed(), "pod %s should run", pod.Name)
+	return envVars
+}
+
+func podConditions(p *corev1.Pod) string {
+	var parts []string
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s", c.Type, c.Message))
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Waiting != nil {
+			parts = append(parts, fmt.Sprintf("container %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// podSnapshot is what "undisturbed" compares: the same pod, running, never restarted.
+type podSnapshot struct {
+	UID      types.UID
+	Phase    corev1.PodPhase
+	Restarts int32
+}
+
+func snapshot(ctx context.Context, pod *corev1.Pod) podSnapshot {
+	ginkgo.GinkgoHelper()
+	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	s := podSnapshot{UID: p.UID, Phase: p.Status.Phase}
+	for _, cs := range p.Status.ContainerStatuses {
+		s.Restarts += cs.RestartCount
+	}
+	return s
+}
+
+// expectUndisturbed checks over a watched interval that the pod stays the
+// same running pod with no restarts.
+func expectUndisturbed(ctx context.Context, pod *corev1.Pod, before podSnapshot) {
+	ginkgo.GinkgoHelper()
+	gomega.Consistently(ctx, func(ctx context.Context) podSnapshot { return snapshot(ctx, pod) }).
+		WithTimeout(5*time.Second).Should(gomega.Equal(before), "pod %s should stay running, same UID, no restarts", pod.Name)
+}
+
+// podEvents lists "reason: message" of the events of one pod.
+func podEvents(ctx context.Context, pod *corev1.Pod) []string {
+	list, err := env.Client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod.Name})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range list.Items {
+		out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+	}
+	return out
+}
+
+// requireKind skips a spec that must look inside nodes when the cluster is not
+// a kind cluster of this machine.
+func requireKind() {
+	if env.Cluster == nil {
+		ginkgo.Skip("looks inside the nodes, which needs a kind cluster on this machine")
+	}
+}
+
+// requireGateSwitching skips specs that restart components where that is not allowed.
+func requireGateSwitching() {
+	if ok, why := env.CanSwitchGates(); !ok {
+		ginkgo.Skip(why)
+	}
+}
+
+func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// saveFailureArtifacts keeps, for a failed spec, its namespace's events and
+// the driver's logs, and marks the run failed so the cluster's logs are kept.
+func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
+	dir := filepath.Join(cfg.Artifacts, "failures", unsafeName.ReplaceAllString(report.FullText(), "_"))
+	if len(dir) > 200 {
+		dir = dir[:200]
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(failureMarker(), []byte(report.FullText()+"\n"), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var events []string
+	if list, err := env.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range list.Items {
+			if e.LastTimestamp.Time.After(report.StartTime.Add(-time.Minute)) || e.EventTime.Time.After(report.StartTime.Add(-time.Minute)) {
+				events = append(events, fmt.Sprintf("%s %s/%s %s %s: %s", e.LastTimestamp.Format(time.RFC3339), e.Namespace, e.InvolvedObject.Name, e.Type, e.Reason, e.Message))
+			}
+		}
+	}
+	sort.Strings(events)
+	os.WriteFile(filepath.Join(dir, "events.txt"), []byte(strings.Join(events, "\n")+"\n"), 0o644)
+	saveDriverLogs(ctx, filepath.Join(dir, "testdriver.log"))
+}
+
+// saveDriverLogs writes every driver pod's log into one file.
+func saveDriverLogs(ctx context.Context, path string) {
+	pods, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		raw, err := env.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		fmt.Fprintf(&out, "===== %s on %s (err: %v)\n%s\n", p.Name, p.Spec.NodeName, err, raw)
+	}
+	os.WriteFile(path, []byte(out.String()), 0o644)
+}

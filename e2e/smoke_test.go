@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+)
+
+var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() {
+	f := newFramework("smoke")
+
+	ginkgo.It("answers, serves the release's resource.k8s.io versions and reports the expected server version", func(ctx context.Context) {
+		v, err := env.Client.Discovery().ServerVersion()
+		framework.ExpectNoError(err)
+		gomega.Expect(v.Major+"."+strings.TrimSuffix(v.Minor, "+")).To(gomega.Equal(env.Rel.Minor), "server version %s", v.GitVersion)
+		if env.Owned {
+			// A cluster this suite built runs exactly the pinned patch.
+			gomega.Expect(v.GitVersion).To(gomega.Equal(env.Rel.GitVersion()))
+		}
+		groups, err := env.Client.Discovery().ServerGroups()
+		framework.ExpectNoError(err)
+		var served []string
+		for _, g := range groups.Groups {
+			if g.Name == "resource.k8s.io" {
+				for _, gv := range g.Versions {
+					served = append(served, gv.Version)
+				}
+			}
+		}
+		for _, want := range env.Rel.Served {
+			gomega.Expect(served).To(gomega.ContainElement(want), "resource.k8s.io versions served")
+		}
+	})
+
+	ginkgo.It("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", func(ctx context.Context) {
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		var worker string
+		for _, n := range nodes.Items {
+			if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+				worker = n.Name
+			}
+		}
+		if worker == "" {
+			ginkgo.Skip("the cluster has no worker node")
+		}
+		b := newBuilder(f)
+		pod := b.Pod()
+		pod.Spec.Containers[0].Command = []string{"/workload", "probe"}
+		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+		pod.Spec.NodeName = worker
+		_, err = b.CreatePod(ctx, pod)
+		framework.ExpectNoError(err)
+		gomega.Eventually(ctx, func(ctx context.Context) (corev1.PodPhase, error) {
+			p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return p.Status.Phase, nil
+		}).WithTimeout(podStartTimeout).Should(gomega.BeElementOf(corev1.PodSucceeded, corev1.PodFailed))
+		logs, err := b.Client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		framework.ExpectNoError(err)
+		v, err := env.Client.Discovery().ServerVersion()
+		framework.ExpectNoError(err)
+		gomega.Expect(string(logs)).To(gomega.ContainSubstring("resolved kubernetes.default to"), "DNS lookup through CoreDNS")
+		gomega.Expect(string(logs)).To(gomega.ContainSubstring(fmt.Sprintf(`"gitVersion": "%s"`, v.GitVersion)), "GET /version through the Service")
+		p, _ := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		gomega.Expect(slices.Contains([]corev1.PodPhase{corev1.PodSucceeded}, p.Status.Phase)).To(gomega.BeTrue(), "probe output:\n%s", logs)
+	})
+})

@@ -1,0 +1,268 @@
+// Package testenv is the cluster the specs run against: made by the suite for
+// one release and profile (and deleted after), or an existing one reached with
+// --kubeconfig. It knows nothing of Ginkgo; the suite calls it from its
+// Synchronized{Before,After}Suite.
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	draclient "k8s.io/dynamic-resource-allocation/client"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+)
+
+// Config is what the suite's flags say.
+type Config struct {
+	Release     string
+	Profile     string
+	ClusterName string
+	// Kubeconfig, when set, names an existing cluster: none is created.
+	Kubeconfig string
+	NodeImage  string // node image source or reference (see nodeimage.Source)
+	// TestdriverArchive is a prebuilt image archive (make testdriver-image);
+	// empty builds it from RepoRoot.
+	TestdriverArchive string
+	TestdriverTag     string
+	RepoRoot          string
+	OutputDir         string
+	Artifacts         string
+	KeepCluster       bool
+}
+
+// Shared is what process 1 hands to every parallel process.
+type Shared struct {
+	Release        string
+	Profile        string
+	ClusterName    string
+	KubeconfigPath string
+	Owned          bool // the suite created the cluster and may switch its gates
+	Kind           bool // a kind cluster whose nodes the suite can reach
+	Driver         deploy.Options
+	ResourceAPI    string // served resource.k8s.io version
+	ServerVersion  string
+}
+
+// Env is one process's view of the cluster.
+type Env struct {
+	Shared
+	Rel     release.Release
+	Prof    profile.Profile
+	Config  *rest.Config
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	DRA     *draclient.Client
+	// Cluster is set when the cluster is a kind cluster of this machine.
+	Cluster *kindcluster.Cluster
+}
+
+// Setup runs once per suite (process 1): make or reach the cluster, load and
+// install the test driver. progress gets one line per step.
+func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) {
+	rel, err := release.Get(cfg.Release)
+	if err != nil {
+		return Shared{}, err
+	}
+	prof, err := profile.Get(cfg.Profile)
+	if err != nil {
+		return Shared{}, err
+	}
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, ClusterName: cfg.ClusterName}
+	var c *kindcluster.Cluster
+	if cfg.Kubeconfig != "" {
+		sh.KubeconfigPath = cfg.Kubeconfig
+		if err := checkReachable(ctx, cfg.Kubeconfig); err != nil {
+			return sh, err
+		}
+		// A kind cluster of this machine with that name: its nodes can take images.
+		if att, err := kindcluster.Attach(cfg.ClusterName, rel, cfg.Kubeconfig); err == nil {
+			c, sh.Kind = att, true
+		}
+	} else {
+		if err := prof.CheckRunnable(rel); err != nil {
+			return sh, err
+		}
+		if err := kindcluster.CheckNameFree(cfg.ClusterName); err != nil {
+			return sh, err
+		}
+		b := &nodeimage.Builder{Out: filepath.Join(cfg.OutputDir, "nodeimage"), RepoRoot: cfg.RepoRoot, Progress: progress}
+		img, err := b.Ensure(ctx, rel, nodeimage.Source(cfg.NodeImage))
+		if err != nil {
+			return sh, err
+		}
+		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img,
+			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
+		if err != nil {
+			return sh, err
+		}
+		sh.KubeconfigPath, sh.Owned, sh.Kind = c.KubeconfigPath, true, true
+	}
+	env, err := Connect(sh)
+	if err != nil {
+		return sh, err
+	}
+	if sh.ResourceAPI, err = deploy.ResourceVersion(env.Client); err != nil {
+		return sh, err
+	}
+	if v, err := env.Client.Discovery().ServerVersion(); err == nil {
+		sh.ServerVersion = v.GitVersion
+	}
+
+	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
+	if built.Archive == "" {
+		t := time.Now()
+		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
+			return sh, err
+		}
+		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
+	}
+	if c != nil {
+		if err := loadImage(c, built.Archive); err != nil {
+			return sh, err
+		}
+	}
+	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
+	t := time.Now()
+	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
+		return sh, err
+	}
+	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
+	return sh, nil
+}
+
+// checkReachable fails fast, in one line, on a kubeconfig that does not answer.
+func checkReachable(ctx context.Context, path string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	cfg.Timeout = 15 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
+	}
+	return nil
+}
+
+func loadImage(c *kindcluster.Cluster, archive string) error {
+	nodes, err := c.Nodes()
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		f, err := os.Open(archive)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("loading %s into %s: %w", archive, n, err)
+		}
+	}
+	return nil
+}
+
+// Connect builds one process's Env from what process 1 shared.
+func Connect(sh Shared) (*Env, error) {
+	rel, err := release.Get(sh.Release)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := profile.Get(sh.Profile)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", sh.KubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Shared: sh, Rel: rel, Prof: prof, Config: cfg}
+	if env.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if env.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	env.DRA = draclient.New(env.Client)
+	if sh.Kind {
+		if c, err := kindcluster.Attach(sh.ClusterName, rel, sh.KubeconfigPath); err == nil {
+			c.Profile = prof
+			env.Cluster = c
+		}
+	}
+	return env, nil
+}
+
+// Encode and Decode carry Shared between Ginkgo processes.
+func (s Shared) Encode() []byte { b, _ := json.Marshal(s); return b }
+
+// Decode reads what Encode wrote.
+func Decode(b []byte) (Shared, error) {
+	var s Shared
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
+// CanSwitchGates says whether specs may restart components, and if not, why.
+func (e *Env) CanSwitchGates() (bool, string) {
+	if !e.Owned || e.Cluster == nil {
+		return false, "switches feature gates, which needs a cluster this suite created (not one given with --kubeconfig)"
+	}
+	if !e.Rel.GateSwitchable() {
+		return false, fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", release.Gate, e.Rel.GateState, e.Rel.Minor)
+	}
+	return true, ""
+}
+
+// Teardown removes the driver and, for a cluster the suite made, deletes it
+// unless keep is set. With failed set it first saves the cluster's logs.
+func Teardown(ctx context.Context, sh Shared, artifacts string, failed, keep bool, progress io.Writer) error {
+	var errs []error
+	env, err := Connect(sh)
+	if err != nil {
+		return err
+	}
+	if sh.Kind && (failed || keep) && env.Cluster != nil {
+		dir := filepath.Join(artifacts, "kind-logs")
+		if err := kindcluster.ExportLogs(sh.ClusterName, dir); err != nil {
+			errs = append(errs, fmt.Errorf("exporting logs: %w", err))
+		} else {
+			fmt.Fprintf(progress, "cluster logs saved in %s\n", dir)
+		}
+	}
+	if sh.Owned {
+		if keep { // kept whole, driver included, for debugging
+			fmt.Fprintf(progress, "kept cluster %s (KUBECONFIG=%s); delete it with: make cluster-down CLUSTER_NAME=%s\n", sh.ClusterName, sh.KubeconfigPath, sh.ClusterName)
+		} else if err := kindcluster.Delete(sh.ClusterName); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	// Someone else's cluster: leave it as it was found.
+	if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
