@@ -63,6 +63,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), f
 	f := newFramework("allocation")
 
 	ginkgo.It("allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", ginkgo.Label("driver"), func(ctx context.Context) {
+		kep("admin access reaches devices already in use without taking them")
 		b := newBuilder(f)
 		node := anyWorker(ctx)
 		ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.DeviceIndex(0))
@@ -79,6 +80,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), f
 	})
 
 	ginkgo.It("still allocates to an ordinary claim a device that an admin-access claim holds", func(ctx context.Context) {
+		kep("devices under admin access stay available to ordinary claims")
 		b := newBuilder(f)
 		node := anyWorker(ctx)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -92,6 +94,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), f
 	})
 
 	ginkgo.It("satisfies allocationMode All with admin access while every device of the node is in use", func(ctx context.Context) {
+		kep("allocationMode All with admin access while every device is in use")
 		b := newBuilder(f)
 		node := anyWorker(ctx)
 		holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
@@ -123,6 +126,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), f
 	})
 
 	ginkgo.It("counts admin-access claims toward the namespace's ResourceQuota for claims", func(ctx context.Context) {
+		kep("admin-access claims count toward ResourceQuota")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		const quotaName = "one-claim"

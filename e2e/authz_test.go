@@ -71,6 +71,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	f := newFramework("authz")
 
 	ginkgo.It("denies a ResourceClaim and a ResourceClaimTemplate with adminAccess in a namespace without the admin label, and allows both once it is labelled", func(ctx context.Context) {
+		kep("admin access only in namespaces labelled by an admin")
 		b := newBuilder(f)
 		claimErr, templateErr := createAdminObjects(ctx, b)
 		gomega.Expect(claimErr).To(denial(), "ResourceClaim in an unlabelled namespace")
@@ -87,6 +88,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 
 	for _, value := range []string{"True", "yes", "1", ""} {
 		ginkgo.It(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), func(ctx context.Context) {
+		kep("only the exact label value \"true\" authorizes")
 			setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, str(value))
 			claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
 			gomega.Expect(claimErr).To(denial())
@@ -95,6 +97,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	}
 
 	ginkgo.It("does not authorize with the other release's label key alone", func(ctx context.Context) {
+		kep("the label key of the release authorizes (1.34 renamed it)")
 		// 1.33 honours resource.k8s.io/admin-access; 1.34 renamed it to
 		// resource.kubernetes.io/admin-access and stopped honouring the old one.
 		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.StaleLabel, str("true"))
@@ -104,6 +107,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	})
 
 	ginkgo.It("keeps claims made before the label was removed working, and denies new ones", func(ctx context.Context) {
+		kep("removing the label denies new, keeps existing claims")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
@@ -124,6 +128,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	})
 
 	ginkgo.It("gives a namespace admin who cannot change namespaces neither the label nor admin access", func(ctx context.Context) {
+		kep("users who cannot label namespaces cannot obtain admin access")
 		user := namespaceAdmin(ctx, f)
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{env.Rel.AdminLabel: "true"}}})
 		_, err := user.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace.Name, types.MergePatchType, patch, metav1.PatchOptions{})
@@ -137,6 +142,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	})
 
 	ginkgo.It("denies a status update that newly grants adminAccess in a namespace without the label", func(ctx context.Context) {
+		kep("status updates granting admin access are authorized like creates")
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
@@ -159,6 +165,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 	})
 
 	ginkgo.It("denies every one of at least 200 unauthorized attempts (claims and templates, label variants, users, namespaces)", func(ctx context.Context) {
+		kep("SLO: 100% of unauthorized attempts are denied")
 		second := createNamespace(ctx, f, "authz-sweep")
 		users := map[string]func(ns string) *builder.Builder{
 			"cluster-admin": func(ns string) *builder.Builder { b := newBuilder(f); b.Namespace = ns; return b },

@@ -52,10 +52,12 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 	f := newFramework("driver")
 
 	ginkgo.It("publishes its devices on every node", func(ctx context.Context) {
+		kep("drivers publish devices in ResourceSlices (KEP-4381)")
 		framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, time.Minute))
 	})
 
 	ginkgo.It("gives a pod with an ordinary claim its device variables and DRA_ADMIN_ACCESS=false", func(ctx context.Context) {
+		kep("ordinary claims get exclusive devices, adminAccess false")
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
@@ -71,6 +73,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 	})
 
 	ginkgo.It("unprepares claims and removes their CDI files when the pods go", func(ctx context.Context) {
+		kep("drivers prepare and unprepare allocated claims")
 		requireKind()
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
@@ -86,6 +89,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 	})
 
 	ginkgo.It("loses nothing when its pod restarts while a claim is prepared", func(ctx context.Context) {
+		kep("driver restarts do not lose prepared claims")
 		requireKind()
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
@@ -124,6 +128,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 	})
 
 	ginkgo.It("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", func(ctx context.Context) {
+		kep("driver configuration errors are reported per claim")
 		b := newBuilder(f)
 		bad, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`))
 		framework.ExpectNoError(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 )
 
@@ -70,6 +71,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
+	if err := checkLabelFilter(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }
@@ -95,6 +100,19 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	env, err = testenv.Connect(sh)
 	framework.ExpectNoError(err)
 	framework.TestContext.KubeConfig = sh.KubeconfigPath
+})
+
+// ReportAfterSuite runs once, on process 1, with every process's results.
+var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Report) {
+	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != ""}
+	if env != nil {
+		meta.Components = env.Components
+	}
+	out := report.FromGinkgo(r, meta)
+	os.MkdirAll(cfg.Artifacts, 0o755)
+	framework.ExpectNoError(out.WriteJSON(filepath.Join(cfg.Artifacts, "report.json")))
+	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(cfg.Artifacts, "report.md")))
+	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
 })
 
 var _ = ginkgo.ReportAfterEach(func(ctx ginkgo.SpecContext, report ginkgo.SpecReport) {

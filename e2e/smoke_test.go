@@ -17,6 +17,7 @@ var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() 
 	f := newFramework("smoke")
 
 	ginkgo.It("answers, serves the release's resource.k8s.io versions and reports the expected server version", func(ctx context.Context) {
+		kep("DRA must be served for admin access to exist (prerequisite)")
 		v, err := env.Client.Discovery().ServerVersion()
 		framework.ExpectNoError(err)
 		gomega.Expect(v.Major+"."+strings.TrimSuffix(v.Minor, "+")).To(gomega.Equal(env.Rel.Minor), "server version %s", v.GitVersion)
@@ -40,6 +41,7 @@ var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() 
 	})
 
 	ginkgo.It("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", func(ctx context.Context) {
+		kep("a working cluster (prerequisite)")
 		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
 		var worker string

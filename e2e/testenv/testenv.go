@@ -59,6 +59,8 @@ type Shared struct {
 	Driver         deploy.Options
 	ResourceAPI    string // served resource.k8s.io version
 	ServerVersion  string
+	// Components are the versions in force, for the report.
+	Components map[string]string
 }
 
 // Env is one process's view of the cluster.
@@ -125,6 +127,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	if v, err := env.Client.Discovery().ServerVersion(); err == nil {
 		sh.ServerVersion = v.GitVersion
 	}
+	sh.Components = components(ctx, env.Client, sh.ServerVersion)
 
 	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
 	if built.Archive == "" {
@@ -146,6 +149,21 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	}
 	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
 	return sh, nil
+}
+
+// components reads the versions the report names: the apiserver's, and each
+// node's kubelet and container runtime.
+func components(ctx context.Context, client kubernetes.Interface, server string) map[string]string {
+	out := map[string]string{"kube-apiserver": server}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out
+	}
+	for _, n := range nodes.Items {
+		out["kubelet on "+n.Name] = n.Status.NodeInfo.KubeletVersion
+		out["runtime on "+n.Name] = n.Status.NodeInfo.ContainerRuntimeVersion
+	}
+	return out
 }
 
 // checkReachable fails fast, in one line, on a kubeconfig that does not answer.

@@ -1,0 +1,89 @@
+# The two commands a newcomer runs:
+#   make e2e    the conformance suite on a fresh kind cluster (Kubernetes $(K8S_VERSION))
+#   make test   unit tests and static checks, no cluster
+# Every variable is listed in README.md.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+
+K8S_VERSION  ?= 1.35
+K8S_VERSIONS ?= $(K8S_VERSION)
+PROFILE      ?= default
+LABELS       ?=
+FOCUS        ?=
+SKIP         ?=
+KEEP_CLUSTER ?=
+CLUSTER_NAME ?= dra-e2e
+NODE_IMAGE   ?= auto
+PROCS        ?= 2
+TIMEOUT      ?= 60m
+ARTIFACTS    ?= $(CURDIR)/_artifacts
+OUT          := $(CURDIR)/_output
+BIN          := $(OUT)/bin
+
+# Only a KUBECONFIG given on the make command line selects an existing
+# cluster; one merely exported in the shell never redirects the suite.
+ifeq ($(origin KUBECONFIG),command line)
+EXISTING := --kubeconfig=$(abspath $(KUBECONFIG))
+endif
+
+GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
+
+.PHONY: test e2e e2e-release node-image testdriver-image cluster-up cluster-down docker-up tools e2e-cli clean
+
+test:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	go vet ./...
+	go test $(GO_PACKAGES_UNIT)
+	go tool actionlint
+
+docker-up:
+	@hack/docker-up.sh
+
+tools:
+	@hack/install-tools.sh
+
+e2e-cli:
+	@go build -o $(BIN)/e2e-cluster ./clusters/cmd/e2e-cluster
+
+node-image: docker-up tools e2e-cli
+	$(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT)
+
+testdriver-image:
+	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver
+
+cluster-up: docker-up tools e2e-cli
+	$(BIN)/e2e-cluster up --release $(K8S_VERSION) --profile $(PROFILE) --name $(CLUSTER_NAME) --source $(NODE_IMAGE) --out $(OUT) \
+	  --kubeconfig $(OUT)/kubeconfig-$(CLUSTER_NAME)
+
+cluster-down: e2e-cli
+	$(BIN)/e2e-cluster down --name $(CLUSTER_NAME)
+
+# e2e runs every release of K8S_VERSIONS in turn and fails if any failed.
+e2e: docker-up tools e2e-cli
+	@failed=""; for v in $(K8S_VERSIONS); do \
+	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
+	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi
+
+# One release. Docker is already up (e2e brought it up once for all releases).
+e2e-release: e2e-cli
+	@set -e; \
+	if [ -z "$(EXISTING)" ]; then \
+	  $(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT) | tee $(OUT)/node-image.out; \
+	  image=$$(tail -n 1 $(OUT)/node-image.out); \
+	else image=none; fi; \
+	read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); \
+	echo "e2e: test driver image $$tag"; \
+	mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
+	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) \
+	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
+	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
+	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
+	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
+	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(KEEP_CLUSTER),--keep-cluster)
+
+clean:
+	rm -rf $(OUT) $(ARTIFACTS)
