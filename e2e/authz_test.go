@@ -88,7 +88,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 
 	for _, value := range []string{"True", "yes", "1", ""} {
 		ginkgo.It(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), func(ctx context.Context) {
-		kep("only the exact label value \"true\" authorizes")
+			kep("only the exact label value \"true\" authorizes")
 			setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, str(value))
 			claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
 			gomega.Expect(claimErr).To(denial())
