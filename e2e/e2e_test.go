@@ -99,7 +99,10 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	framework.ExpectNoError(err)
 	env, err = testenv.Connect(sh)
 	framework.ExpectNoError(err)
+	// The framework fell back to a default host while no kubeconfig was known
+	// at flag time; the cluster's kubeconfig is the only source from here on.
 	framework.TestContext.KubeConfig = sh.KubeconfigPath
+	framework.TestContext.Host = ""
 })
 
 // ReportAfterSuite runs once, on process 1, with every process's results.
