@@ -79,32 +79,43 @@ func writeFile(n nodes.Node, path string, data []byte) error {
 	return nil
 }
 
+// WriteStaticPodGate rewrites the component's static pod manifest with the
+// gate set, and returns at once with the mirror pod's config hash from
+// before; the kubelet restarts the component on its own.
+func (c *Cluster) WriteStaticPodGate(ctx context.Context, comp profile.Component, enable bool) (oldHash string, changed bool, err error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return "", false, err
+	}
+	manifest, err := readFile(cp, manifestPath(comp))
+	if err != nil {
+		return "", false, err
+	}
+	if gates, err := toggle.StaticPodGates(manifest); err == nil {
+		if v, ok := gates[release.Gate]; ok && v == enable {
+			return "", false, nil // already in force
+		}
+	}
+	updated, err := toggle.SetStaticPodGate(manifest, release.Gate, enable)
+	if err != nil {
+		return "", false, err
+	}
+	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{}); err == nil {
+		oldHash = pod.Annotations["kubernetes.io/config.hash"]
+	}
+	return oldHash, true, writeFile(cp, manifestPath(comp), updated)
+}
+
 func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, enable bool) error {
 	cp, err := c.ControlPlane()
 	if err != nil {
 		return err
 	}
-	manifest, err := readFile(cp, manifestPath(comp))
-	if err != nil {
-		return err
-	}
-	if gates, err := toggle.StaticPodGates(manifest); err == nil {
-		if v, ok := gates[release.Gate]; ok && v == enable {
-			return nil // already in force
-		}
-	}
-	updated, err := toggle.SetStaticPodGate(manifest, release.Gate, enable)
-	if err != nil {
+	oldHash, changed, err := c.WriteStaticPodGate(ctx, comp, enable)
+	if err != nil || !changed {
 		return err
 	}
 	podName := string(comp) + "-" + cp.String()
-	oldHash := ""
-	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{}); err == nil {
-		oldHash = pod.Annotations["kubernetes.io/config.hash"]
-	}
-	if err := writeFile(cp, manifestPath(comp), updated); err != nil {
-		return err
-	}
 	want := fmt.Sprintf("%s=%t", release.Gate, enable)
 	var seen string
 	err = wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {

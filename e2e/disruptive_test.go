@@ -1,0 +1,350 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+)
+
+// The specs here switch DRAAdminAccess in components of the shared cluster.
+// They are Serial (Ginkgo runs them last, alone) and each container moves the
+// cluster to the profile it needs and back, restarting only the components
+// whose gate differs.
+
+// inProfile moves the cluster to profile name for the container's specs.
+func inProfile(name string) {
+	ginkgo.BeforeAll(func(ctx context.Context) {
+		requireGateSwitching()
+		moveTo(ctx, name)
+	})
+	ginkgo.AfterAll(func(ctx context.Context) {
+		if ok, _ := env.CanSwitchGates(); ok {
+			moveTo(ctx, env.Prof.Name)
+		}
+	})
+	ginkgo.BeforeEach(func() { ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever) })
+}
+
+func moveTo(ctx context.Context, name string) {
+	ginkgo.GinkgoHelper()
+	p, err := profile.Get(name)
+	framework.ExpectNoError(err)
+	start := time.Now()
+	took, err := env.Cluster.MoveTo(ctx, p)
+	framework.ExpectNoError(err, "moving the cluster to profile %s", name)
+	framework.Logf("cluster moved to profile %s in %s (%v)", name, time.Since(start).Round(time.Second), took)
+}
+
+// switchGate switches one component and records how long it took.
+func switchGate(ctx context.Context, c profile.Component, enable bool) {
+	ginkgo.GinkgoHelper()
+	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
+	framework.ExpectNoError(err, "switching %s", c)
+	ginkgo.AddReportEntry(fmt.Sprintf("switch %s to %t", c, enable), took.Round(100*time.Millisecond).String())
+}
+
+func controlPlaneOff() profile.Profile {
+	return profile.Profile{Name: "control-plane-off", Description: "off in kube-apiserver, kube-controller-manager and kube-scheduler",
+		AdminAccess: map[profile.Component]bool{profile.APIServer: false, profile.ControllerManager: false, profile.Scheduler: false}}
+}
+
+func claimsIn(ctx context.Context, ns string) []resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	list, err := env.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	return list.Items
+}
+
+func podUIDs(ctx context.Context, ns string) []string {
+	list, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, p := range list.Items {
+		out = append(out, string(p.UID)+"/"+string(p.Status.Phase))
+	}
+	sort.Strings(out)
+	return out
+}
+
+var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+	f := newFramework("cm-off")
+	inProfile("controller-manager-off")
+
+	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for a pod whose template asks for admin access", ginkgo.Label("metrics"), func(ctx context.Context) {
+		kep("metrics stay truthful while the controller cannot serve admin access")
+		s := newScraper(ctx, f)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		before, err := s.controllerManager(ctx)
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		// The controller has handled the pod once it reports why it made no claim.
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+		// Read in controller.go of 1.33-1.35: the gate check returns before
+		// either counter, so the release counts neither success nor failure.
+		gomega.Consistently(ctx, func(ctx context.Context) (creates, error) {
+			after, err := s.controllerManager(ctx)
+			if err != nil {
+				return creates{}, err
+			}
+			return readCreates(after).minus(readCreates(before)), nil
+		}).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
+	})
+
+	ginkgo.It("keeps one Pending pod per node for a DaemonSet whose pods ask for admin access, without churn, and runs them all once the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
+		kep("the DaemonSet controller tolerates pods that must stay Pending")
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		want := len(nodes.Items)
+		spec := b.PodSpec(builder.FromTemplate(tmpl))
+		spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		labels := map[string]string{"app": "admin-monitor"}
+		ds, err := env.Client.AppsV1().DaemonSets(f.Namespace.Name).Create(ctx, &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "admin-monitor"},
+			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+		}, metav1.CreateOptions{})
+		framework.ExpectNoError(err)
+
+		ginkgo.By("one Pending pod per node, each told why no claim was made")
+		var pods []corev1.Pod
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			list, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if len(list.Items) != want {
+				return fmt.Errorf("%d pods, want one per node (%d)", len(list.Items), want)
+			}
+			for _, p := range list.Items {
+				if p.Status.Phase != corev1.PodPending {
+					return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+				}
+				reason := "Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)
+				if events := podEvents(ctx, &p); !containsString(events, reason) {
+					return fmt.Errorf("pod %s has not got %q yet (events: %v)", p.Name, reason, events)
+				}
+			}
+			pods = list.Items
+			return nil
+		}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.BeEmpty(), "no claim is created")
+
+		ginkgo.By("no churn: the same pods stay, and the DaemonSet reports them unavailable")
+		stable := podUIDs(ctx, f.Namespace.Name)
+		gomega.Consistently(ctx, func(ctx context.Context) []string { return podUIDs(ctx, f.Namespace.Name) }).
+			WithTimeout(stableFor).Should(gomega.Equal(stable))
+		gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
+			d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+			if err != nil {
+				return appsv1.DaemonSetStatus{}, err
+			}
+			return d.Status, nil
+		}).WithTimeout(allocateTimeout).Should(gomega.And(
+			gomega.HaveField("DesiredNumberScheduled", int32(want)),
+			gomega.HaveField("NumberUnavailable", int32(want)),
+			gomega.HaveField("NumberReady", int32(0))))
+
+		ginkgo.By("turning the gate on in kube-controller-manager")
+		switchGate(ctx, profile.ControllerManager, true)
+		for i := range pods {
+			vars := expectRunning(ctx, b, &pods[i])
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		}
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(want), "one claim per pod")
+	})
+})
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+	f := newFramework("sched-off")
+	inProfile("scheduler-off")
+
+	ginkgo.It("keeps the claim's adminAccess, fails its allocation with the scheduler's admin-access error and counts the pod as pending; with the gate back on the pod runs", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
+		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+		s := newScraper(ctx, f)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		pendingPods := func(ctx context.Context) (float64, error) {
+			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
+			if err != nil {
+				return 0, err
+			}
+			return fams.Sum(env.Rel.Metrics.SchedulerPending, nil), nil
+		}
+		baseline, err := pendingPods(ctx)
+		framework.ExpectNoError(err)
+
+		const waiting = 2
+		var pods []*corev1.Pod
+		var claims []*resourceapi.ResourceClaim
+		for i := 0; i < waiting; i++ {
+			claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+			framework.ExpectNoError(err)
+			gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the apiserver (gate on) keeps the field")
+			pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+			framework.ExpectNoError(err)
+			pods, claims = append(pods, pod), append(claims, claim)
+		}
+		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pods[0]) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(want))))
+		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
+			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
+		for _, c := range claims {
+			stored, err := b.GetClaim(ctx, c.Name)
+			framework.ExpectNoError(err)
+			gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", c.Name)
+			p, err := env.Client.CoreV1().Pods(f.Namespace.Name).Get(ctx, pods[0].Name, metav1.GetOptions{})
+			framework.ExpectNoError(err)
+			gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodPending))
+		}
+
+		ginkgo.By("turning the gate on in kube-scheduler")
+		switchGate(ctx, profile.Scheduler, true)
+		for _, p := range pods {
+			gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		}
+		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
+	})
+})
+
+var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+	f := newFramework("api-off")
+
+	ginkgo.It("drops adminAccess from new claims, so an admin claim for a device in use is not satisfied, while claims that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
+		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
+		requireGateSwitching()
+		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		node := anyWorker(ctx)
+		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
+		existing, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
+		moveTo(ctx, "apiserver-off")
+
+		ginkgo.By("a new admin-access claim loses the field without an error")
+		fresh, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "the release drops the field silently")
+		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
+		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
+		framework.ExpectNoError(err)
+		gomega.Consistently(ctx, func(ctx context.Context) (*resourceapi.AllocationResult, error) {
+			c, err := b.GetClaim(ctx, fresh.Name)
+			if err != nil {
+				return nil, err
+			}
+			return c.Status.Allocation, nil
+		}).WithTimeout(stableFor).Should(gomega.BeNil(), "as an ordinary claim it cannot have the device %s holds", holder.Name)
+		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
+
+		ginkgo.By("the claim made before keeps the field, also through an update")
+		stored, err := b.GetClaim(ctx, existing.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.RequestsAdminAccess(stored)).To(gomega.BeTrue())
+		stored.Labels = map[string]string{"touched": "yes"}
+		updated, err := env.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.RequestsAdminAccess(updated)).To(gomega.BeTrue(), "an existing value survives updates")
+	})
+})
+
+var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "toggle"), func() {
+	f := newFramework("toggle")
+
+	ginkgo.It("keeps admin-access pods running across off and on in apiserver, controller-manager and scheduler, and schedules the pods kept Pending once it is back", func(ctx context.Context) {
+		kep("disabling and re-enabling the feature never breaks running workloads (rollout and rollback)")
+		requireGateSwitching()
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		running, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		gomega.Expect(expectRunning(ctx, b, running)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		before := snapshot(ctx, running)
+
+		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
+		start := time.Now()
+		_, err = env.Cluster.MoveTo(ctx, controlPlaneOff())
+		framework.ExpectNoError(err)
+		ginkgo.AddReportEntry("switch off (3 components)", time.Since(start).Round(time.Second).String())
+		expectUndisturbed(ctx, running, before)
+
+		ginkgo.By("while off: new admin-access claims lose the field, and template pods wait")
+		fresh, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse())
+		// The template was stored while the gate was on and keeps its field.
+		waiting, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, waiting) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
+
+		ginkgo.By("back on: the waiting pod gets its claim and runs; the first pod never noticed")
+		start = time.Now()
+		moveTo(ctx, env.Prof.Name)
+		ginkgo.AddReportEntry("switch on (3 components)", time.Since(start).Round(time.Second).String())
+		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		expectUndisturbed(ctx, running, before)
+	})
+})
+
+var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
+	ginkgo.It("refuses to start a component with DRAAdminAccess=false, as GA intends", func(ctx context.Context) {
+		kep("GA: the gate is locked on and cannot be disabled")
+		if env.Rel.GateSwitchable() {
+			ginkgo.Skip(fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", "DRAAdminAccess", env.Rel.GateState, env.Rel.Minor))
+		}
+		if !env.Owned || env.Cluster == nil {
+			ginkgo.Skip("restarts kube-controller-manager, which needs a cluster this suite created")
+		}
+		_, _, err := env.Cluster.WriteStaticPodGate(ctx, profile.ControllerManager, false)
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(func(ctx context.Context) {
+			// Back to the locked value, which the component accepts.
+			_, err := env.Cluster.SetAdminAccess(ctx, profile.ControllerManager, true)
+			framework.ExpectNoError(err, "restoring kube-controller-manager")
+		})
+		gomega.Eventually(ctx, func() string { return env.Cluster.ComponentLog(profile.ControllerManager) }).
+			WithTimeout(2*time.Minute).Should(gomega.ContainSubstring(env.Rel.LockedGateError()),
+			"kube-controller-manager must refuse the flag and say why")
+		framework.Logf("kube-controller-manager refused DRAAdminAccess=false as expected: %s", strings.TrimSpace(env.Cluster.ComponentLog(profile.ControllerManager)))
+	})
+})
