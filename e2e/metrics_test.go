@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
@@ -200,7 +201,7 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		gomega.Eventually(ctx, func(ctx context.Context) error {
 			_, err := b.GetClaim(ctx, claim.Name)
 			return err
-		}).WithTimeout(allocateTimeout).Should(gomega.MatchError(gomega.ContainSubstring("not found")))
+		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
 		matches("after the claim is deleted")
 	})
 })
