@@ -118,13 +118,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
 		framework.ExpectNoError(err)
-		gomega.Consistently(ctx, func(ctx context.Context) (*resourceapi.AllocationResult, error) {
-			c, err := b.GetClaim(ctx, claim.Name)
-			if err != nil {
-				return nil, err
-			}
-			return c.Status.Allocation, nil
-		}).WithTimeout(stableFor).Should(gomega.BeNil(), "pod %s must wait: the admin claim took no device, the ordinary one took them all", pod.Name)
+		expectStaysUnallocated(ctx, b, claim.Name, fmt.Sprintf("pod %s must wait: the admin claim took no device, the ordinary one took them all", pod.Name))
 	})
 
 	ginkgo.It("counts admin-access claims toward the namespace's ResourceQuota for claims", func(ctx context.Context) {
@@ -157,3 +151,15 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		gomega.Expect(strings.Count(err.Error(), "exceeded quota")).To(gomega.Equal(1))
 	})
 })
+
+// expectStaysUnallocated watches a claim stay without allocation.
+func expectStaysUnallocated(ctx context.Context, b *builder.Builder, claimName, why string) {
+	ginkgo.GinkgoHelper()
+	gomega.Consistently(ctx, func(ctx context.Context) (*resourceapi.AllocationResult, error) {
+		c, err := b.GetClaim(ctx, claimName)
+		if err != nil {
+			return nil, err
+		}
+		return c.Status.Allocation, nil
+	}).WithTimeout(stableFor).Should(gomega.BeNil(), why)
+}

@@ -264,13 +264,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
 		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
 		framework.ExpectNoError(err)
-		gomega.Consistently(ctx, func(ctx context.Context) (*resourceapi.AllocationResult, error) {
-			c, err := b.GetClaim(ctx, fresh.Name)
-			if err != nil {
-				return nil, err
-			}
-			return c.Status.Allocation, nil
-		}).WithTimeout(stableFor).Should(gomega.BeNil(), "as an ordinary claim it cannot have the device %s holds", holder.Name)
+		expectStaysUnallocated(ctx, b, fresh.Name, fmt.Sprintf("as an ordinary claim it cannot have the device %s holds", holder.Name))
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
 
 		ginkgo.By("the claim made before keeps the field, also through an update")

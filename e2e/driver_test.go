@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -39,6 +40,17 @@ func cdiFiles(nodeName string) []string {
 	}
 	framework.Failf("node %s not found", nodeName)
 	return nil
+}
+
+// runOrdinaryPod starts a pod with an ordinary claim and returns them and the pod's node.
+func runOrdinaryPod(ctx context.Context, b *builder.Builder) (*resourceapi.ResourceClaim, *corev1.Pod, string) {
+	ginkgo.GinkgoHelper()
+	claim, err := b.CreateClaim(ctx, b.Claim())
+	framework.ExpectNoError(err)
+	pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+	framework.ExpectNoError(err)
+	expectRunning(ctx, b, pod)
+	return claim, pod, podNode(ctx, pod)
 }
 
 func podNode(ctx context.Context, pod *corev1.Pod) string {
@@ -76,12 +88,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 		kep("drivers prepare and unprepare allocated claims")
 		requireKind()
 		b := newBuilder(f)
-		claim, err := b.CreateClaim(ctx, b.Claim())
-		framework.ExpectNoError(err)
-		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
-		framework.ExpectNoError(err)
-		expectRunning(ctx, b, pod)
-		node := podNode(ctx, pod)
+		claim, pod, node := runOrdinaryPod(ctx, b)
 		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
 		gomega.Expect(cdiFiles(node)).To(gomega.ContainElement(want), "CDI spec of the prepared claim")
 		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
@@ -92,12 +99,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 		kep("driver restarts do not lose prepared claims")
 		requireKind()
 		b := newBuilder(f)
-		claim, err := b.CreateClaim(ctx, b.Claim())
-		framework.ExpectNoError(err)
-		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
-		framework.ExpectNoError(err)
-		expectRunning(ctx, b, pod)
-		node := podNode(ctx, pod)
+		claim, pod, node := runOrdinaryPod(ctx, b)
 		before := snapshot(ctx, pod)
 
 		ginkgo.By("deleting the driver pod on " + node + " and letting the DaemonSet replace it")

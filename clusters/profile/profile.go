@@ -8,10 +8,10 @@ package profile
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
 
 // Component is a Kubernetes component that can carry feature gates.
@@ -139,18 +139,7 @@ func (p Profile) Gates(r release.Release, c Component) map[string]bool {
 }
 
 // FormatGates renders a gate map as the --feature-gates flag value, sorted.
-func FormatGates(gates map[string]bool) string {
-	keys := make([]string, 0, len(gates))
-	for k := range gates {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%t", k, gates[k])
-	}
-	return strings.Join(parts, ",")
-}
+func FormatGates(gates map[string]bool) string { return toggle.FormatGates(gates) }
 
 // Change is one component whose effective DRAAdminAccess differs between two profiles.
 type Change struct {
