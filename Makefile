@@ -77,7 +77,7 @@ e2e-release: e2e-cli
 	else image=none; fi; \
 	read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); \
 	echo "e2e: test driver image $$tag"; \
-	mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
+	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
 	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
