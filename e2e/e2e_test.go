@@ -75,6 +75,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
+	if cfg.Kubeconfig != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := testenv.Preflight(ctx, cfg.Kubeconfig)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(2)
+		}
+	}
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }

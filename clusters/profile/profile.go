@@ -94,7 +94,7 @@ func (p Profile) Effective(r release.Release, c Component) bool {
 // locked on, and a component started with it off refuses to start.
 func (p Profile) CheckRunnable(r release.Release) error {
 	if c, ok := p.lockedConflict(r); ok {
-		return fmt.Errorf("profile %q cannot run on Kubernetes %s: %s is %s and locked on there, so %s would refuse to start; profiles %s can run: %s",
+		return fmt.Errorf("profile %q cannot run on Kubernetes %s: %s is locked on there (%s), so %s would refuse to start; profiles %s can run: %s",
 			p.Name, r.Minor, release.Gate, r.GateState, c, r.Minor, strings.Join(RunnableOn(r), ", "))
 	}
 	return nil

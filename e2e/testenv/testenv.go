@@ -166,6 +166,24 @@ func components(ctx context.Context, client kubernetes.Interface, server string)
 	return out
 }
 
+// Preflight checks an existing cluster before any spec runs: the kubeconfig
+// answers and the cluster serves resource.k8s.io.
+func Preflight(ctx context.Context, kubeconfig string) error {
+	if err := checkReachable(ctx, kubeconfig); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = deploy.ResourceVersion(client)
+	return err
+}
+
 // checkReachable fails fast, in one line, on a kubeconfig that does not answer.
 func checkReachable(ctx context.Context, path string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
