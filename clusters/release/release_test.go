@@ -1,0 +1,93 @@
+package release
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestGetByMinorPatchOrV(t *testing.T) {
+	for _, name := range []string{"1.35", "1.35.4", "v1.35.4", " 1.35 "} {
+		r, err := Get(name)
+		if err != nil || r.Version != "1.35.4" || r.GitVersion() != "v1.35.4" {
+			t.Errorf("Get(%q) = %+v, %v", name, r.Version, err)
+		}
+	}
+	_, err := Get("1.32")
+	if err == nil || !strings.Contains(err.Error(), "supported releases are 1.33, 1.34, 1.35, 1.36") {
+		t.Fatalf("unknown release error: %v", err)
+	}
+	if got := Minors(); strings.Join(got, " ") != "1.33 1.34 1.35 1.36" {
+		t.Fatalf("Minors = %v", got)
+	}
+	if r, _ := Get(Default); !r.GateSwitchable() {
+		t.Fatal("the default release must let the gate be switched")
+	}
+}
+
+func TestLabelAndDenialFollowTheRename(t *testing.T) {
+	r133, _ := Get("1.33")
+	r134, _ := Get("1.34")
+	if r133.AdminLabel != "resource.k8s.io/admin-access" || r133.StaleLabel != r134.AdminLabel {
+		t.Fatalf("1.33 labels %q %q", r133.AdminLabel, r133.StaleLabel)
+	}
+	want := "admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace"
+	if got := r134.AdminAccessDenial(); got != want {
+		t.Fatalf("1.34 denial %q", got)
+	}
+	if !strings.Contains(r133.AdminAccessDenial(), "`resource.k8s.io/admin-access: true`") {
+		t.Fatalf("1.33 denial %q", r133.AdminAccessDenial())
+	}
+	if r134.AdminAccessFieldPath(0) != "spec.devices.requests[0].adminAccess" ||
+		r134.AdminAccessStatusFieldPath(1) != "status.allocation.devices.results[1].adminAccess" {
+		t.Fatal("field paths")
+	}
+}
+
+func TestGateMaturity(t *testing.T) {
+	cases := map[string]struct{ def, switchable bool }{
+		"1.33": {false, true}, "1.34": {true, true}, "1.35": {true, true}, "1.36": {true, false},
+	}
+	for minor, want := range cases {
+		r, _ := Get(minor)
+		if r.GateDefault() != want.def || r.GateSwitchable() != want.switchable {
+			t.Errorf("%s: default %t switchable %t", minor, r.GateDefault(), r.GateSwitchable())
+		}
+	}
+	r, _ := Get("1.36")
+	if r.LockedGateError() != "cannot set feature gate DRAAdminAccess to false, feature is locked to true" {
+		t.Fatal(r.LockedGateError())
+	}
+}
+
+func TestMetricNamesPerRelease(t *testing.T) {
+	r133, _ := Get("1.33")
+	r134, _ := Get("1.34")
+	r135, _ := Get("1.35")
+	if r133.Metrics.Labelled || r133.Metrics.CreatesTotal != "resourceclaim_controller_create_attempts_total" ||
+		r133.Metrics.AllocatedResourceClaims != "resourceclaim_controller_allocated_resource_claims" {
+		t.Fatalf("1.33 metrics %+v", r133.Metrics)
+	}
+	if !r134.Metrics.Labelled || r134.Metrics.SourceLabel || r134.Metrics.CreatesTotal != "resourceclaim_controller_creates_total" {
+		t.Fatalf("1.34 metrics %+v", r134.Metrics)
+	}
+	if !r135.Metrics.SourceLabel {
+		t.Fatal("1.35 adds the source label")
+	}
+	// The 1.33 row must never share state with the labelled rows.
+	if r133.Metrics.SchedulerPending != "scheduler_pending_pods" || r135.Metrics.SchedulerUnschedulable != "scheduler_unschedulable_pods" {
+		t.Fatal("scheduler metric names")
+	}
+}
+
+func TestOnly133NeedsDRAAndBetaAPIsSwitchedOn(t *testing.T) {
+	for _, minor := range Minors() {
+		r, _ := Get(minor)
+		needs := len(r.RuntimeConfig) > 0 || r.ExtraGates["DynamicResourceAllocation"]
+		if needs != (minor == "1.33") {
+			t.Errorf("%s: runtime-config %v, extra gates %v", minor, r.RuntimeConfig, r.ExtraGates)
+		}
+		if failV1 := r.KubeletFailCgroupV1; failV1 != (minor >= "1.35") {
+			t.Errorf("%s: failCgroupV1 %t", minor, failV1)
+		}
+	}
+}
