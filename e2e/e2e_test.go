@@ -85,6 +85,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	framework.AfterReadingAllFlags(&framework.TestContext)
+	specsToRun = ginkgo.PreviewSpecs("count").PreRunStats.SpecsThatWillRun
 	os.Exit(m.Run())
 }
 
@@ -95,6 +96,7 @@ func TestE2E(t *testing.T) {
 
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	start := time.Now()
+	os.Remove(progressFile()) // counts start at zero for this run
 	sh, err := testenv.Setup(ctx, cfg, ginkgo.GinkgoWriter)
 	if err != nil && sh.Owned && !cfg.KeepCluster {
 		kindcluster.Delete(sh.ClusterName)

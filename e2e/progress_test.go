@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// Progress: after each spec, every process appends one line to a file the
+// processes share, and the spec reports the running totals. Ginkgo prints that
+// entry with the spec's name as it completes, so a run shows which spec group
+// ran, under which profile, and how many passed so far.
+
+// specsToRun is what this run will execute (after label filters and focus).
+var specsToRun int
+
+func progressFile() string { return filepath.Join(cfg.Artifacts, ".progress") }
+
+var _ = ginkgo.AfterEach(func() {
+	r := ginkgo.CurrentSpecReport()
+	state := "passed"
+	switch {
+	case r.Failed():
+		state = "failed"
+	case r.State.Is(types.SpecStateSkipped):
+		state = "skipped"
+	}
+	os.MkdirAll(cfg.Artifacts, 0o755)
+	f, err := os.OpenFile(progressFile(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	// One short write with O_APPEND: lines from parallel processes never interleave.
+	fmt.Fprintf(f, "%s\t%s\n", state, r.FullText())
+	f.Close()
+	counts := countProgress()
+	ginkgo.AddReportEntry("progress", fmt.Sprintf("%d passed, %d failed, %d skipped of %d", counts["passed"], counts["failed"], counts["skipped"], specsToRun))
+})
+
+func countProgress() map[string]int {
+	counts := map[string]int{}
+	f, err := os.Open(progressFile())
+	if err != nil {
+		return counts
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		state, _, _ := strings.Cut(s.Text(), "\t")
+		counts[state]++
+	}
+	return counts
+}
