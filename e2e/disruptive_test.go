@@ -327,6 +327,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 })
 
 var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
+	newFramework("locked")
 	ginkgo.It("refuses to start a component with DRAAdminAccess=false, as GA intends", func(ctx context.Context) {
 		kep("GA: the gate is locked on and cannot be disabled")
 		if env.Rel.GateSwitchable() {

@@ -134,12 +134,6 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
 })
 
-var _ = ginkgo.ReportAfterEach(func(ctx ginkgo.SpecContext, report ginkgo.SpecReport) {
-	if report.Failed() && env != nil {
-		saveFailureArtifacts(ctx, report)
-	}
-})
-
 var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	if env == nil {
 		return

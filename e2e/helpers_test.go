@@ -33,9 +33,21 @@ const (
 // newFramework gives each spec its own namespace. Pods here need no special
 // privileges, but the suite does not test Pod Security: privileged avoids
 // mixing its verdicts into ours.
+//
+// It also registers the per-spec hooks. They must live in each container:
+// the framework previews the specs at start-up (ginkgo.PreviewSpecs), after
+// which Ginkgo no longer runs AfterEach or ReportAfterEach nodes registered
+// at the top level of the suite. The framework's own namespace deletion is a
+// DeferCleanup, so these run while the spec's namespace still exists.
 func newFramework(name string) *framework.Framework {
 	f := framework.NewDefaultFramework(name)
 	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+	ginkgo.AfterEach(func(ctx context.Context) {
+		if r := ginkgo.CurrentSpecReport(); r.Failed() && env != nil {
+			saveFailureArtifacts(ctx, r)
+		}
+		recordProgress()
+	})
 	return f
 }
 
