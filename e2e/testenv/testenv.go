@@ -57,6 +57,9 @@ type Shared struct {
 	Owned          bool // the suite created the cluster and may switch its gates
 	Kind           bool // a kind cluster whose nodes the suite can reach
 	Driver         deploy.Options
+	// DriverWasThere: the bundled driver was installed before the run (a
+	// kept cluster); the run then leaves it in place.
+	DriverWasThere bool
 	ResourceAPI    string // served resource.k8s.io version
 	ServerVersion  string
 	// Components are the versions in force, for the report.
@@ -143,6 +146,9 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		}
 	}
 	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
+	if _, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{}); err == nil {
+		sh.DriverWasThere = true
+	}
 	t := time.Now()
 	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 		return sh, err
@@ -298,8 +304,10 @@ func Teardown(ctx context.Context, sh Shared, artifacts string, failed, keep boo
 		return errors.Join(errs...)
 	}
 	// Someone else's cluster: leave it as it was found.
-	if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
-		errs = append(errs, err)
+	if !sh.DriverWasThere {
+		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
