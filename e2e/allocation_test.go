@@ -35,8 +35,8 @@ func allocatedClaim(ctx context.Context, b *builder.Builder, name string) *resou
 	return claim
 }
 
-// runOrdinaryOn starts a pod with an ordinary claim for the device with that
-// index on that node, and returns the pod, its claim and its environment.
+// runOn starts a pod on that node with a claim shaped by opts, and returns the
+// pod, its allocated claim and its environment.
 func runOn(ctx context.Context, b *builder.Builder, node string, opts ...builder.RequestOption) (*corev1.Pod, *resourceapi.ResourceClaim, map[string]string) {
 	ginkgo.GinkgoHelper()
 	claim, err := b.CreateClaim(ctx, b.Claim(opts...))

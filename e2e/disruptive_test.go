@@ -230,13 +230,11 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(want))))
 		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
-		for _, c := range claims {
+		for i, c := range claims {
 			stored, err := b.GetClaim(ctx, c.Name)
 			framework.ExpectNoError(err)
 			gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", c.Name)
-			p, err := env.Client.CoreV1().Pods(f.Namespace.Name).Get(ctx, pods[0].Name, metav1.GetOptions{})
-			framework.ExpectNoError(err)
-			gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodPending))
+			gomega.Expect(snapshot(ctx, pods[i]).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pods[i].Name)
 		}
 
 		ginkgo.By("turning the gate on in kube-scheduler")

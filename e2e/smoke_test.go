@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -74,6 +73,6 @@ var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() 
 		gomega.Expect(string(logs)).To(gomega.ContainSubstring("resolved kubernetes.default to"), "DNS lookup through CoreDNS")
 		gomega.Expect(string(logs)).To(gomega.ContainSubstring(fmt.Sprintf(`"gitVersion": "%s"`, v.GitVersion)), "GET /version through the Service")
 		p, _ := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		gomega.Expect(slices.Contains([]corev1.PodPhase{corev1.PodSucceeded}, p.Status.Phase)).To(gomega.BeTrue(), "probe output:\n%s", logs)
+		gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodSucceeded), "probe output:\n%s", logs)
 	})
 })

@@ -49,10 +49,9 @@ type Release struct {
 	Version string // pinned patch, "1.35.4"
 	// KindestNode is the published image tried first where pulling works.
 	KindestNode string
-	// ResourceAPI is the resource.k8s.io version the suite talks; Served lists
-	// every version the cluster must serve with the suite's runtime-config.
-	ResourceAPI string
-	Served      []string
+	// Served lists every resource.k8s.io version the cluster must serve with
+	// the suite's runtime-config (the suite picks the newest by discovery).
+	Served []string
 	// RuntimeConfig is the apiserver --runtime-config the release needs for DRA.
 	RuntimeConfig map[string]string
 	// ExtraGates are switched on in every component (DRA itself is beta-off on 1.33).
@@ -99,7 +98,6 @@ var table = map[string]Release{
 	"1.33": {
 		Minor: "1.33", Version: "1.33.13",
 		// 1.33 serves no resource.k8s.io/v1; v1beta1 and v1beta2 are off by default.
-		ResourceAPI:   "v1beta1",
 		Served:        []string{"v1beta1", "v1beta2"},
 		RuntimeConfig: map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
 		ExtraGates:    map[string]bool{"DynamicResourceAllocation": true},
@@ -109,14 +107,14 @@ var table = map[string]Release{
 	},
 	"1.34": {
 		Minor: "1.34", Version: "1.34.4",
-		ResourceAPI: "v1", Served: []string{"v1"},
+		Served:     []string{"v1"},
 		GateState:  Beta,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
 		Metrics: metricsLabelled,
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",
-		ResourceAPI: "v1", Served: []string{"v1"},
+		Served:     []string{"v1"},
 		GateState:  Beta,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
@@ -124,7 +122,7 @@ var table = map[string]Release{
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
-		ResourceAPI: "v1", Served: []string{"v1"},
+		Served:     []string{"v1"},
 		GateState:  GALocked,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,

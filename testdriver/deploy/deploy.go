@@ -179,7 +179,8 @@ func WaitPublished(ctx context.Context, client kubernetes.Interface, dyn dynamic
 func Uninstall(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, o Options) error {
 	o = o.Defaults()
 	var errs []string
-	if version, err := ResourceVersion(client); err == nil {
+	version, verr := ResourceVersion(client)
+	if verr == nil {
 		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "deviceclasses"}
 		if err := dyn.Resource(gvr).Delete(ctx, o.DeviceClass, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err.Error())
@@ -204,7 +205,7 @@ func Uninstall(ctx context.Context, client kubernetes.Interface, dyn dynamic.Int
 	}
 	// The plugin's slices are owned by the Node objects, not the DaemonSet;
 	// remove them so nothing is left behind.
-	if version, verr := ResourceVersion(client); verr == nil {
+	if verr == nil {
 		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "resourceslices"}
 		dyn.Resource(gvr).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
 	}

@@ -96,12 +96,7 @@ func (c *Checkpoint) Delete(uid string) error {
 func (c *Checkpoint) ExclusiveHolder(pool, device, exceptUID string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	uids := make([]string, 0, len(c.claims))
-	for uid := range c.claims {
-		uids = append(uids, uid)
-	}
-	sort.Strings(uids)
-	for _, uid := range uids {
+	for _, uid := range c.uidsLocked() {
 		if uid == exceptUID {
 			continue
 		}
@@ -118,6 +113,11 @@ func (c *Checkpoint) ExclusiveHolder(pool, device, exceptUID string) (string, bo
 func (c *Checkpoint) UIDs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.uidsLocked()
+}
+
+// uidsLocked lists the claim UIDs in a stable order.
+func (c *Checkpoint) uidsLocked() []string {
 	out := make([]string, 0, len(c.claims))
 	for uid := range c.claims {
 		out = append(out, uid)
