@@ -13,6 +13,9 @@ LABELS       ?=
 FOCUS        ?=
 SKIP         ?=
 KEEP_CLUSTER ?=
+UPGRADE      ?= 1
+# The next release's node image, for the in-place upgrade spec.
+UPGRADE_NODE_IMAGE ?= $(if $(filter auto pull build,$(NODE_IMAGE)),$(NODE_IMAGE),auto)
 CLUSTER_NAME ?= dra-e2e
 NODE_IMAGE   ?= auto
 PROCS        ?= 2
@@ -75,6 +78,11 @@ e2e-release: e2e-cli
 	  $(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT) | tee $(OUT)/node-image.out; \
 	  image=$$(tail -n 1 $(OUT)/node-image.out); \
 	else image=none; fi; \
+	upgrade=none; \
+	if [ -z "$(EXISTING)" ] && [ "$(UPGRADE)" != 0 ]; then \
+	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | tee $(OUT)/upgrade-image.out; \
+	  upgrade=$$(tail -n 1 $(OUT)/upgrade-image.out); \
+	fi; \
 	read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
@@ -82,6 +90,7 @@ e2e-release: e2e-cli
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
+	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(KEEP_CLUSTER),--keep-cluster)
 

@@ -41,6 +41,7 @@ func init() {
 	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
 	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
 	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
+	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
 	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
 }
 

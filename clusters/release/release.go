@@ -211,3 +211,15 @@ func (r Release) SchedulerGateOffMessage(namespace, claim, request string) strin
 func (r Release) LockedGateError() string {
 	return fmt.Sprintf("cannot set feature gate %s to false, feature is locked to true", Gate)
 }
+
+// Next is the release after r in the table: the one an in-place upgrade from
+// r goes to (and is downgraded from). The newest release has none.
+func (r Release) Next() (Release, bool) {
+	minors := Minors()
+	for i, m := range minors {
+		if m == r.Minor && i+1 < len(minors) {
+			return finish(table[minors[i+1]]), true
+		}
+	}
+	return Release{}, false
+}

@@ -91,3 +91,17 @@ func TestOnly133NeedsDRAAndBetaAPIsSwitchedOn(t *testing.T) {
 		}
 	}
 }
+
+func TestNextIsTheFollowingMinor(t *testing.T) {
+	for from, want := range map[string]string{"1.33": "1.34", "1.34": "1.35", "1.35": "1.36"} {
+		r, _ := Get(from)
+		next, ok := r.Next()
+		if !ok || next.Minor != want || next.Version == "" {
+			t.Errorf("%s.Next() = %q, %t; want %s", from, next.Minor, ok, want)
+		}
+	}
+	newest, _ := Get("1.36")
+	if _, ok := newest.Next(); ok {
+		t.Error("1.36 has no newer release pinned")
+	}
+}

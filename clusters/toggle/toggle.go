@@ -109,3 +109,31 @@ func SetKubeletGate(config []byte, gate string, value bool) ([]byte, error) {
 	doc["featureGates"] = gates
 	return yaml.Marshal(doc)
 }
+
+// SetStaticPodImage returns the manifest running image instead. Only the image
+// line changes, so a release switch keeps every flag kubeadm wrote.
+func SetStaticPodImage(manifest []byte, image string) ([]byte, error) {
+	lines := strings.Split(string(manifest), "\n")
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "image:") {
+			indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+			lines[i] = indent + "image: " + image
+			return []byte(strings.Join(lines, "\n")), nil
+		}
+	}
+	return nil, fmt.Errorf("no image in the manifest")
+}
+
+// SetKubeletField returns the KubeletConfiguration with a top-level field set.
+func SetKubeletField(config []byte, field string, value any) ([]byte, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(config, &doc); err != nil {
+		return nil, fmt.Errorf("kubelet config: %w", err)
+	}
+	if doc["kind"] != "KubeletConfiguration" {
+		return nil, fmt.Errorf("not a KubeletConfiguration (kind %v)", doc["kind"])
+	}
+	doc[field] = value
+	return yaml.Marshal(doc)
+}

@@ -87,3 +87,35 @@ func TestSetKubeletGate(t *testing.T) {
 		t.Fatal("want error for a non-kubelet config")
 	}
 }
+
+func TestSetStaticPodImageChangesOnlyTheImage(t *testing.T) {
+	next := "registry.k8s.io/kube-controller-manager:v1.36.3"
+	out, err := SetStaticPodImage([]byte(manifest), next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(manifest, ":v1.35.4", ":v1.36.3", 1); string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if _, err := SetStaticPodImage([]byte("kind: Pod\n"), next); err == nil {
+		t.Fatal("a manifest without an image must be an error")
+	}
+}
+
+func TestSetKubeletFieldKeepsTheRest(t *testing.T) {
+	in := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  DRAAdminAccess: true\n"
+	out, err := SetKubeletField([]byte(in), "failCgroupV1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["failCgroupV1"] != false || !reflect.DeepEqual(doc["featureGates"], map[string]any{"DRAAdminAccess": true}) {
+		t.Fatalf("got %v", doc)
+	}
+	if _, err := SetKubeletField([]byte("kind: Pod\n"), "failCgroupV1", false); err == nil {
+		t.Fatal("only a KubeletConfiguration may be edited")
+	}
+}

@@ -46,6 +46,9 @@ type Config struct {
 	OutputDir         string
 	Artifacts         string
 	KeepCluster       bool
+	// UpgradeNodeImage is the next release's node image, the source of the
+	// in-place upgrade spec; empty skips that spec.
+	UpgradeNodeImage string
 }
 
 // Shared is what process 1 hands to every parallel process.
@@ -64,6 +67,10 @@ type Shared struct {
 	ServerVersion  string
 	// Components are the versions in force, for the report.
 	Components map[string]string
+	// NodeImage is the image the suite's cluster booted from, and
+	// UpgradeNodeImage the next release's (see Config).
+	NodeImage        string
+	UpgradeNodeImage string
 }
 
 // Env is one process's view of the cluster.
@@ -90,7 +97,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	if err != nil {
 		return Shared{}, err
 	}
-	sh := Shared{Release: rel.Minor, Profile: prof.Name, ClusterName: cfg.ClusterName}
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage}
 	var c *kindcluster.Cluster
 	if cfg.Kubeconfig != "" {
 		sh.KubeconfigPath = cfg.Kubeconfig
@@ -113,6 +120,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		if err != nil {
 			return sh, err
 		}
+		sh.NodeImage = img
 		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img,
 			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
 		if err != nil {
@@ -276,6 +284,22 @@ func (e *Env) CanSwitchGates() (bool, string) {
 		return false, fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", release.Gate, e.Rel.GateState, e.Rel.Minor)
 	}
 	return true, ""
+}
+
+// CanSwitchRelease says whether the in-place upgrade spec can run (to the
+// release it returns), and if not, why.
+func (e *Env) CanSwitchRelease() (release.Release, bool, string) {
+	if !e.Owned || e.Cluster == nil {
+		return release.Release{}, false, "swaps control-plane images and kubelets, which needs a cluster this suite created (not one given with --kubeconfig)"
+	}
+	next, ok := e.Rel.Next()
+	if !ok {
+		return release.Release{}, false, fmt.Sprintf("Kubernetes %s is the newest release the suite pins; there is no release to upgrade to", e.Rel.Minor)
+	}
+	if e.UpgradeNodeImage == "" {
+		return next, false, fmt.Sprintf("no node image for Kubernetes %s was given (--upgrade-node-image; make e2e builds it unless UPGRADE=0)", next.Minor)
+	}
+	return next, true, ""
 }
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it

@@ -8,6 +8,8 @@
 //	e2e-cluster toggle --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
 //	e2e-cluster export-logs --name NAME --dir DIR
 //	e2e-cluster profiles --release 1.36
+//	e2e-cluster upgrade-image --release 1.35 [--labels FILTER]   (the next release's node image, or "none")
+//	e2e-cluster switch-release --name NAME --release 1.35 --to 1.36
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
@@ -47,7 +51,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs or profiles")}
+		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, profiles, upgrade-image or switch-release")}
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -60,6 +64,8 @@ func run(ctx context.Context, args []string) error {
 	component := fs.String("component", "", "component to switch (toggle)")
 	adminAccess := fs.Bool("admin-access", true, "DRAAdminAccess value to switch to (toggle)")
 	dir := fs.String("dir", "_artifacts/logs", "where to export logs (export-logs)")
+	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-image: \"none\" when it excludes the upgrade spec)")
+	toName := fs.String("to", "", "release to switch the cluster to in place (switch-release)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -111,6 +117,45 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	case "down":
 		return kindcluster.Delete(*name)
+	case "upgrade-image":
+		next, ok := rel.Next()
+		wanted, err := upgradeSelected(*labels)
+		if err != nil {
+			return usageError{err}
+		}
+		if !ok || !wanted {
+			fmt.Println("none")
+			return nil
+		}
+		img, err := builder.Ensure(ctx, next, nodeimage.Source(*source))
+		if err != nil {
+			return err
+		}
+		fmt.Println(img)
+		return nil
+	case "switch-release":
+		to, err := release.Get(*toName)
+		if err != nil {
+			return usageError{fmt.Errorf("--to: %w", err)}
+		}
+		c, err := kindcluster.Attach(*name, rel, *kubeconfig)
+		if err != nil {
+			return err
+		}
+		img, err := builder.Ensure(ctx, to, nodeimage.Source(*source))
+		if err != nil {
+			return err
+		}
+		bits, err := kindcluster.ExtractReleaseBits(ctx, to, img, filepath.Join(*out, "release-bits", to.Minor))
+		if err != nil {
+			return err
+		}
+		steps, err := c.SwitchRelease(ctx, bits, os.Stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("cluster %s runs Kubernetes %s (%v)\n", c.Name, to.Version, steps)
+		return nil
 	case "toggle":
 		c, err := kindcluster.Attach(*name, rel, *kubeconfig)
 		if err != nil {
@@ -125,7 +170,7 @@ func run(ctx context.Context, args []string) error {
 	case "export-logs":
 		return kindcluster.ExportLogs(*name, *dir)
 	}
-	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles"}, ", "))}
+	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles", "upgrade-image", "switch-release"}, ", "))}
 }
 
 func envOr(key, def string) string {
@@ -133,4 +178,20 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// upgradeLabels are the labels of the in-place upgrade spec.
+var upgradeLabels = []string{"disruptive", "upgrade"}
+
+// upgradeSelected says whether a Ginkgo label filter runs the upgrade spec,
+// so that a run that does not need the next release never builds its image.
+func upgradeSelected(filter string) (bool, error) {
+	if strings.TrimSpace(filter) == "" {
+		return true, nil
+	}
+	match, err := types.ParseLabelFilter(filter)
+	if err != nil {
+		return false, fmt.Errorf("label filter %q: %w", filter, err)
+	}
+	return match(upgradeLabels), nil
 }

@@ -1,0 +1,360 @@
+package kindcluster
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
+)
+
+// ReleaseBits are what an in-place release switch installs: one release's
+// kubelet binary and its control-plane images, taken out of that release's node
+// image. Node images keep their images only inside containerd's content store
+// (kind's build, and ours, import the archives and delete them), so the
+// extraction starts containerd in a throw-away container of the image and
+// exports them from there. Our offline images and the published kindest/node
+// images are handled alike.
+type ReleaseBits struct {
+	Release release.Release
+	Image   string
+	Dir     string // holds kubelet and images/control-plane.tar
+	// Images are the references inside that archive, per component.
+	Images map[profile.Component]string
+}
+
+func (b *ReleaseBits) kubelet() string { return filepath.Join(b.Dir, "kubelet") }
+
+// switchedComponents are the images a release switch replaces.
+var switchedComponents = []profile.Component{profile.APIServer, profile.ControllerManager, profile.Scheduler}
+
+// exportScript starts the image's own containerd and prints its image list.
+const exportScript = `containerd > /tmp/containerd.log 2>&1 &
+for _ in $(seq 1 100); do ctr version > /dev/null 2>&1 && break; sleep 0.2; done
+ctr -n k8s.io images ls -q`
+
+// ExtractReleaseBits copies the kubelet and the control-plane images of
+// release r out of node image `image` into dir.
+func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir string) (*ReleaseBits, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("e2e-extract-%s-%d", strings.ReplaceAll(r.Minor, ".", "-"), os.Getpid())
+	docker := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("docker %s: %v: %s", args[0], err, bytes.TrimSpace(out))
+		}
+		return string(out), nil
+	}
+	// Privileged: containerd inside needs its mounts, as in the image build.
+	if _, err := docker("run", "-d", "--privileged", "--name", name, "--entrypoint", "sleep", image, "infinity"); err != nil {
+		return nil, fmt.Errorf("starting node image %s: %w", image, err)
+	}
+	defer exec.Command("docker", "rm", "-f", name).Run()
+	list, err := docker("exec", name, "sh", "-c", exportScript)
+	if err != nil {
+		return nil, fmt.Errorf("listing the images of %s: %w", image, err)
+	}
+	refs, err := ControlPlaneRefs(list, r.GitVersion())
+	if err != nil {
+		return nil, fmt.Errorf("node image %s: %w", image, err)
+	}
+	// --local: through containerd 2.x's transfer API, ctr has been seen to
+	// exit before the archive was complete (a tar cut short by 6 KB).
+	export := append([]string{"exec", name, "ctr", "-n", "k8s.io", "images", "export", "--local", "--platform", "linux/amd64", "/tmp/control-plane.tar"}, refs...)
+	if _, err := docker(export...); err != nil {
+		return nil, fmt.Errorf("exporting %v from %s: %w", refs, image, err)
+	}
+	archive := filepath.Join(dir, "images", "control-plane.tar")
+	if _, err := docker("cp", name+":/tmp/control-plane.tar", archive); err != nil {
+		return nil, err
+	}
+	if err := checkTar(archive); err != nil {
+		return nil, fmt.Errorf("the images exported from %s: %w", image, err)
+	}
+	// -L: an image may keep the kubelet behind a symlink.
+	if _, err := docker("cp", "-L", name+":/usr/bin/kubelet", filepath.Join(dir, "kubelet")); err != nil {
+		return nil, fmt.Errorf("copying the kubelet out of %s: %w", image, err)
+	}
+	bits := &ReleaseBits{Release: r, Image: image, Dir: dir, Images: map[profile.Component]string{}}
+	for i, comp := range switchedComponents {
+		bits.Images[comp] = refs[i]
+	}
+	return bits, nil
+}
+
+// checkTar reads an archive to its end, so that a truncated export fails
+// here with its name rather than later inside a node's containerd.
+func checkTar(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := tar.NewReader(f)
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s is not a whole tar archive: %w", path, err)
+		}
+	}
+}
+
+// ControlPlaneRefs picks, from `ctr images ls -q` output, the image of each
+// switched component at version ("v1.36.3"); every one must be there.
+func ControlPlaneRefs(list, version string) ([]string, error) {
+	var refs, missing []string
+	for _, comp := range switchedComponents {
+		found := ""
+		for _, ref := range strings.Fields(list) {
+			repo, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
+			// Some builds name images per architecture (kube-apiserver-amd64).
+			if ok && tag == version && (repo == string(comp) || repo == string(comp)+"-amd64") {
+				found = ref
+				break
+			}
+		}
+		if found == "" {
+			missing = append(missing, string(comp)+":"+version)
+			continue
+		}
+		refs = append(refs, found)
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no image for %s among %d images", strings.Join(missing, ", "), len(strings.Fields(list)))
+	}
+	return refs, nil
+}
+
+// Step is one named part of a release switch and how long it took.
+type Step struct {
+	Name string
+	Took time.Duration
+}
+
+func (s Step) String() string {
+	return fmt.Sprintf("%s %s", s.Name, s.Took.Round(100*time.Millisecond))
+}
+
+// controlPlaneOrder is the order kubeadm upgrades the control plane in:
+// kube-apiserver must never be older than the components that talk to it.
+var controlPlaneOrder = switchedComponents
+
+// SwitchRelease moves the control plane and every kubelet of the live cluster
+// to bits.Release in place, in the order the version skew policy allows: for
+// an upgrade the control plane first (kube-apiserver, then the controller
+// manager and scheduler), then the kubelets; for a downgrade the kubelets
+// first and the control plane in reverse. Each static pod keeps every flag
+// kubeadm gave it; only its image changes. etcd, CoreDNS and kube-proxy stay
+// as they are, as in a control-plane and kubelet upgrade. Running containers
+// are never restarted by the suite: a kubelet restart leaves them running.
+func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress io.Writer) ([]Step, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	to := bits.Release
+	upgrade := to.Minor > c.Release.Minor
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	type action struct {
+		name string
+		run  func(context.Context) error
+	}
+	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return loadArchives(cp, bits) }}
+	var control []action
+	order := controlPlaneOrder
+	if !upgrade {
+		order = []profile.Component{profile.Scheduler, profile.ControllerManager, profile.APIServer}
+	}
+	for _, comp := range order {
+		control = append(control, action{string(comp), func(ctx context.Context) error {
+			return c.switchComponentImage(ctx, cp, comp, bits.Images[comp], to)
+		}})
+	}
+	kubelets := action{"kubelets", func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
+
+	pipeline := []action{loadImages}
+	if upgrade {
+		pipeline = append(append(pipeline, control...), kubelets)
+	} else {
+		pipeline = append(append(pipeline, kubelets), control...)
+	}
+	var steps []Step
+	for _, a := range pipeline {
+		start := time.Now()
+		if err := a.run(ctx); err != nil {
+			return steps, fmt.Errorf("switching cluster %s from Kubernetes %s to %s, %s: %w", c.Name, c.Release.Version, to.Version, a.name, err)
+		}
+		s := Step{Name: a.name, Took: time.Since(start)}
+		steps = append(steps, s)
+		fmt.Fprintf(progress, "cluster %s: %s -> %s: %s\n", c.Name, c.Release.Minor, to.Minor, s)
+	}
+	c.Release = to
+	return steps, nil
+}
+
+func loadArchives(n nodes.Node, bits *ReleaseBits) error {
+	archives, err := filepath.Glob(filepath.Join(bits.Dir, "images", "*.tar"))
+	if err != nil {
+		return err
+	}
+	for _, a := range archives {
+		f, err := os.Open(a)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("loading %s into %s: %w", filepath.Base(a), n, err)
+		}
+	}
+	return nil
+}
+
+// switchComponentImage points one static pod at the target release's image
+// and waits until the kubelet runs it, Ready, and (for kube-apiserver) the
+// server reports the new version.
+func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp profile.Component, image string, to release.Release) error {
+	manifest, err := readFile(cp, manifestPath(comp))
+	if err != nil {
+		return err
+	}
+	// ctr, not crictl: offline-built nodes carry only containerd's own client.
+	if err := cp.Command("sh", "-c", "ctr -n k8s.io images ls -q | grep -qxF '"+image+"'").Run(); err != nil {
+		return fmt.Errorf("image %s is not on %s: the %s node image does not carry it", image, cp, to.Minor)
+	}
+	podName := string(comp) + "-" + cp.String()
+	if strings.Contains(string(manifest), "image: "+image+"\n") {
+		// Already in force (a restore after a switch that failed part-way).
+		return nil
+	}
+	updated, err := toggle.SetStaticPodImage(manifest, image)
+	if err != nil {
+		return err
+	}
+	oldHash := ""
+	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{}); err == nil {
+		oldHash = pod.Annotations["kubernetes.io/config.hash"]
+	}
+	if err := writeFile(cp, manifestPath(comp), updated); err != nil {
+		return err
+	}
+	var seen string
+	err = wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			seen = err.Error() // the apiserver itself may be restarting
+			return false, nil
+		}
+		hash := pod.Annotations["kubernetes.io/config.hash"]
+		seen = fmt.Sprintf("config hash %s (was %s), image %s, phase %s, ready %t", hash, oldHash, pod.Spec.Containers[0].Image, pod.Status.Phase, podReady(*pod))
+		if hash == oldHash || pod.Spec.Containers[0].Image != image || !podReady(*pod) {
+			return false, nil
+		}
+		if comp != profile.APIServer {
+			return true, nil
+		}
+		v, err := c.Client.Discovery().ServerVersion()
+		if err != nil {
+			seen = err.Error()
+			return false, nil
+		}
+		seen = "server version " + v.GitVersion
+		return v.GitVersion == to.GitVersion(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not come back as %s within %s (last seen: %s); its last log lines:\n%s",
+			comp, image, SwitchTimeout, seen, c.componentLog(cp, comp))
+	}
+	return nil
+}
+
+// switchKubeletBinaries replaces the kubelet on every node, one node at a
+// time, and waits until each node reports the new version and is Ready.
+func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *ReleaseBits) error {
+	all, err := c.Nodes()
+	if err != nil {
+		return err
+	}
+	const configPath = "/var/lib/kubelet/config.yaml"
+	for _, n := range all {
+		if node, err := c.Client.CoreV1().Nodes().Get(ctx, n.String(), metav1.GetOptions{}); err == nil &&
+			node.Status.NodeInfo.KubeletVersion == bits.Release.GitVersion() {
+			continue // already switched (a restore after a switch that failed part-way)
+		}
+		if bits.Release.KubeletFailCgroupV1 {
+			// Kept on a downgrade: older kubelets know the field too.
+			cfg, err := readFile(n, configPath)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(cfg), "failCgroupV1: false") {
+				updated, err := toggle.SetKubeletField(cfg, "failCgroupV1", false)
+				if err != nil {
+					return err
+				}
+				if err := writeFile(n, configPath, updated); err != nil {
+					return err
+				}
+			}
+		}
+		if out, err := exec.CommandContext(ctx, "docker", "cp", bits.kubelet(), n.String()+":/usr/bin/kubelet.next").CombinedOutput(); err != nil {
+			return fmt.Errorf("copying the %s kubelet into %s: %v: %s", bits.Release.Minor, n, err, bytes.TrimSpace(out))
+		}
+		if err := n.Command("sh", "-c", "mv /usr/bin/kubelet.next /usr/bin/kubelet && systemctl restart kubelet").Run(); err != nil {
+			return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
+		}
+		if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) waitKubeletVersion(ctx context.Context, node, version string) error {
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		n, err := c.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			seen = err.Error()
+			return false, nil
+		}
+		ready := false
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				ready = cond.Status == corev1.ConditionTrue
+			}
+		}
+		seen = fmt.Sprintf("kubelet %s, ready %t", n.Status.NodeInfo.KubeletVersion, ready)
+		return ready && n.Status.NodeInfo.KubeletVersion == version, nil
+	})
+	if err != nil {
+		return fmt.Errorf("node %s did not report a Ready kubelet %s within %s (last seen: %s)", node, version, SwitchTimeout, seen)
+	}
+	return nil
+}

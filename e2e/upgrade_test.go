@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/expect"
+)
+
+// The in-place upgrade: the suite's cluster (release N) gets the control-plane
+// images and kubelets of release N+1, then those of N again, while admin-access
+// workloads run. Where 1.34 renamed the namespace label, one namespace carries
+// both keys (what the changelog tells admins to do before upgrading) and one
+// only the old key.
+
+// adminPod is a running pod whose claim asks for admin access, and its state
+// before the switch.
+type adminPod struct {
+	pod    *corev1.Pod
+	claim  string
+	before podSnapshot
+}
+
+var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to the next release and back", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
+	f := newFramework("upgrade")
+
+	ginkgo.It("keeps admin-access pods running through every step, and authorizes new claims by the label key the running apiserver reads", func(ctx context.Context) {
+		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
+		from := env.Rel
+		to, ok, why := env.CanSwitchRelease()
+		if !ok {
+			ginkgo.Skip(why)
+		}
+		bitsDir := filepath.Join(cfg.OutputDir, "release-bits")
+		up, err := kindcluster.ExtractReleaseBits(ctx, to, env.UpgradeNodeImage, filepath.Join(bitsDir, to.Minor))
+		framework.ExpectNoError(err)
+		down, err := kindcluster.ExtractReleaseBits(ctx, from, env.NodeImage, filepath.Join(bitsDir, from.Minor))
+		framework.ExpectNoError(err)
+
+		renamed := from.AdminLabel != to.AdminLabel
+		b := newBuilder(f)
+		setNamespaceLabel(ctx, b.Namespace, from.AdminLabel, str("true"))
+		setNamespaceLabel(ctx, b.Namespace, to.AdminLabel, str("true"))
+		var old *builder.Builder
+		if renamed {
+			ns, err := f.CreateNamespace(ctx, "upgrade-old-label", map[string]string{from.AdminLabel: "true"})
+			framework.ExpectNoError(err)
+			o := *b
+			o.Namespace = ns.Name
+			old = &o
+		}
+
+		node := anyWorker(ctx)
+		ginkgo.By(fmt.Sprintf("on Kubernetes %s: an ordinary pod holds a device and admin-access pods watch it", from.Version))
+		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0))
+		running := []adminPod{startAdmin(ctx, b, node), {pod: holder, before: snapshot(ctx, holder)}}
+		if renamed {
+			running = append(running, startAdmin(ctx, old, node))
+		}
+
+		atFrom := true
+		ginkgo.DeferCleanup(func(ctx context.Context) {
+			if !atFrom {
+				_, err := env.Cluster.SwitchRelease(ctx, down, ginkgo.GinkgoWriter)
+				framework.ExpectNoError(err, "restoring Kubernetes %s", from.Version)
+			}
+		})
+
+		ginkgo.By(fmt.Sprintf("upgrading the control plane, then the kubelets, to Kubernetes %s", to.Version))
+		atFrom = false
+		switchRelease(ctx, up)
+		expectUndisturbedAll(ctx, b, running)
+		ginkgo.By("a new admin-access claim in the namespace with the new key is allowed and runs")
+		running = append(running, startAdmin(ctx, b, node))
+		if renamed {
+			ginkgo.By(fmt.Sprintf("the namespace with only %s loses authorization for new claims, and keeps what it had", from.AdminLabel))
+			_, err := old.CreateClaim(ctx, old.Claim(builder.AdminAccess()))
+			gomega.Expect(err).To(expect.MatchForbiddenAt(to.AdminAccessFieldPath(0), to.AdminAccessDenial()))
+		}
+
+		ginkgo.By(fmt.Sprintf("downgrading the kubelets, then the control plane, to Kubernetes %s", from.Version))
+		switchRelease(ctx, down)
+		atFrom = true
+		expectUndisturbedAll(ctx, b, running)
+		if renamed {
+			ginkgo.By(fmt.Sprintf("back on %s, the namespace with only %s may make admin-access claims again", from.Minor, from.AdminLabel))
+			startAdmin(ctx, old, node)
+		}
+	})
+})
+
+// startAdmin runs a pod with an admin-access claim on node and checks the
+// driver told it so.
+func startAdmin(ctx context.Context, b *builder.Builder, node string) adminPod {
+	ginkgo.GinkgoHelper()
+	pod, claim, vars := runOn(ctx, b, node, builder.AdminAccess(), builder.DeviceIndex(0))
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s/%s", pod.Namespace, pod.Name)
+	return adminPod{pod: pod, claim: claim.Name, before: snapshot(ctx, pod)}
+}
+
+// switchRelease moves the cluster and records each step's duration in the report.
+func switchRelease(ctx context.Context, bits *kindcluster.ReleaseBits) {
+	ginkgo.GinkgoHelper()
+	start := time.Now()
+	from := env.Cluster.Release
+	steps, err := env.Cluster.SwitchRelease(ctx, bits, ginkgo.GinkgoWriter)
+	framework.ExpectNoError(err)
+	for _, s := range steps {
+		ginkgo.AddReportEntry(fmt.Sprintf("%s -> %s: %s", from.Minor, bits.Release.Minor, s.Name), s.Took.Round(100*time.Millisecond).String())
+	}
+	ginkgo.AddReportEntry(fmt.Sprintf("%s -> %s", from.Minor, bits.Release.Minor), time.Since(start).Round(time.Second).String())
+	v, err := env.Client.Discovery().ServerVersion()
+	framework.ExpectNoError(err)
+	gomega.Expect(v.GitVersion).To(gomega.Equal(bits.Release.GitVersion()), "the apiserver's version after the switch")
+}
+
+// expectUndisturbedAll checks that every pod is the same running pod with no
+// restarts and that each admin-access claim is still allocated with the flag.
+func expectUndisturbedAll(ctx context.Context, b *builder.Builder, pods []adminPod) {
+	ginkgo.GinkgoHelper()
+	for _, p := range pods {
+		expectUndisturbed(ctx, p.pod, p.before)
+		if p.claim == "" {
+			continue
+		}
+		pb := *b
+		pb.Namespace = p.pod.Namespace
+		claim := allocatedClaim(ctx, &pb, p.claim)
+		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{true}), "claim %s/%s keeps its admin-access allocation", p.pod.Namespace, p.claim)
+	}
+}
