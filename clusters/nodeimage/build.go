@@ -29,6 +29,9 @@ const (
 	Auto  Source = "auto"  // an image with the recipe's tag, else pull kindest/node, else build
 	Pull  Source = "pull"  // kindest/node only
 	Build Source = "build" // offline build only (or its existing tag)
+	// Present takes only an image already in the local Docker (ours with the
+	// recipe's tag, or kindest/node) and never pulls or builds.
+	Present Source = "present"
 )
 
 // Builder builds node images.
@@ -48,7 +51,7 @@ type binaries struct {
 // Ensure returns a node image for release r that exists in the local Docker.
 func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (string, error) {
 	switch src {
-	case Auto, Pull, Build:
+	case Auto, Pull, Build, Present:
 	default:
 		if strings.Contains(string(src), ":") { // an explicit image reference
 			if exec.CommandContext(ctx, "docker", "image", "inspect", string(src)).Run() == nil {
@@ -56,7 +59,7 @@ func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (st
 			}
 			return string(src), b.pull(ctx, string(src))
 		}
-		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build or an image reference", src)
+		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build, present or an image reference", src)
 	}
 	if src != Pull {
 		rec, err := b.recipe(ctx, r)
@@ -73,6 +76,12 @@ func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (st
 		}
 		if src == Build {
 			return tag, b.Build(ctx, rec, tag)
+		}
+		if src == Present {
+			if exec.CommandContext(ctx, "docker", "image", "inspect", r.KindestNode).Run() == nil {
+				return r.KindestNode, nil
+			}
+			return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, r.KindestNode, r.Minor)
 		}
 		if err := b.pull(ctx, r.KindestNode); err == nil {
 			return r.KindestNode, nil
