@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	"sigs.k8s.io/kind/pkg/log"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -184,6 +185,30 @@ func (c *Cluster) ControlPlane() (nodes.Node, error) {
 		}
 	}
 	return nil, fmt.Errorf("cluster %s has no control-plane node", c.Name)
+}
+
+// LoadImageArchive imports an image archive into containerd on the given
+// nodes, or on every node when none is given.
+func (c *Cluster) LoadImageArchive(archive string, onto ...nodes.Node) error {
+	if len(onto) == 0 {
+		all, err := c.Nodes()
+		if err != nil {
+			return err
+		}
+		onto = all
+	}
+	for _, n := range onto {
+		f, err := os.Open(archive)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("loading %s into %s: %w", archive, n, err)
+		}
+	}
+	return nil
 }
 
 // Delete removes a kind cluster; deleting one that does not exist is no error.

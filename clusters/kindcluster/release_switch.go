@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
@@ -33,12 +32,13 @@ import (
 type ReleaseBits struct {
 	Release release.Release
 	Image   string
-	Dir     string // holds kubelet and images/control-plane.tar
+	Dir     string // holds kubelet and control-plane.tar
 	// Images are the references inside that archive, per component.
 	Images map[profile.Component]string
 }
 
 func (b *ReleaseBits) kubelet() string { return filepath.Join(b.Dir, "kubelet") }
+func (b *ReleaseBits) archive() string { return filepath.Join(b.Dir, "control-plane.tar") }
 
 // switchedComponents are the images a release switch replaces.
 var switchedComponents = []profile.Component{profile.APIServer, profile.ControllerManager, profile.Scheduler}
@@ -54,7 +54,7 @@ func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir strin
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("e2e-extract-%s-%d", strings.ReplaceAll(r.Minor, ".", "-"), os.Getpid())
@@ -84,18 +84,17 @@ func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir strin
 	if _, err := docker(export...); err != nil {
 		return nil, fmt.Errorf("exporting %v from %s: %w", refs, image, err)
 	}
-	archive := filepath.Join(dir, "images", "control-plane.tar")
-	if _, err := docker("cp", name+":/tmp/control-plane.tar", archive); err != nil {
+	bits := &ReleaseBits{Release: r, Image: image, Dir: dir, Images: map[profile.Component]string{}}
+	if _, err := docker("cp", name+":/tmp/control-plane.tar", bits.archive()); err != nil {
 		return nil, err
 	}
-	if err := checkTar(archive); err != nil {
+	if err := checkTar(bits.archive()); err != nil {
 		return nil, fmt.Errorf("the images exported from %s: %w", image, err)
 	}
 	// -L: an image may keep the kubelet behind a symlink.
 	if _, err := docker("cp", "-L", name+":/usr/bin/kubelet", filepath.Join(dir, "kubelet")); err != nil {
 		return nil, fmt.Errorf("copying the kubelet out of %s: %w", image, err)
 	}
-	bits := &ReleaseBits{Release: r, Image: image, Dir: dir, Images: map[profile.Component]string{}}
 	for i, comp := range switchedComponents {
 		bits.Images[comp] = refs[i]
 	}
@@ -184,7 +183,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 		name string
 		run  func(context.Context) error
 	}
-	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return loadArchives(cp, bits) }}
+	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return c.LoadImageArchive(bits.archive(), cp) }}
 	var control []action
 	order := controlPlaneOrder
 	if !upgrade {
@@ -217,25 +216,6 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 	return steps, nil
 }
 
-func loadArchives(n nodes.Node, bits *ReleaseBits) error {
-	archives, err := filepath.Glob(filepath.Join(bits.Dir, "images", "*.tar"))
-	if err != nil {
-		return err
-	}
-	for _, a := range archives {
-		f, err := os.Open(a)
-		if err != nil {
-			return err
-		}
-		err = nodeutils.LoadImageArchive(n, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("loading %s into %s: %w", filepath.Base(a), n, err)
-		}
-	}
-	return nil
-}
-
 // switchComponentImage points one static pod at the target release's image
 // and waits until the kubelet runs it, Ready, and (for kube-apiserver) the
 // server reports the new version.
@@ -248,7 +228,6 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 	if err := cp.Command("sh", "-c", "ctr -n k8s.io images ls -q | grep -qxF '"+image+"'").Run(); err != nil {
 		return fmt.Errorf("image %s is not on %s: the %s node image does not carry it", image, cp, to.Minor)
 	}
-	podName := string(comp) + "-" + cp.String()
 	if strings.Contains(string(manifest), "image: "+image+"\n") {
 		// Already in force (a restore after a switch that failed part-way).
 		return nil
@@ -257,41 +236,23 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 	if err != nil {
 		return err
 	}
-	oldHash := ""
-	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{}); err == nil {
-		oldHash = pod.Annotations["kubernetes.io/config.hash"]
-	}
+	oldHash := c.mirrorPodHash(ctx, cp, comp)
 	if err := writeFile(cp, manifestPath(comp), updated); err != nil {
 		return err
 	}
-	var seen string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
-		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
-		if err != nil {
-			seen = err.Error() // the apiserver itself may be restarting
-			return false, nil
-		}
-		hash := pod.Annotations["kubernetes.io/config.hash"]
-		seen = fmt.Sprintf("config hash %s (was %s), image %s, phase %s, ready %t", hash, oldHash, pod.Spec.Containers[0].Image, pod.Status.Phase, podReady(*pod))
-		if hash == oldHash || pod.Spec.Containers[0].Image != image || !podReady(*pod) {
-			return false, nil
+	return c.waitStaticPod(ctx, cp, comp, oldHash, "as "+image, func(pod *corev1.Pod) (bool, string) {
+		if pod.Spec.Containers[0].Image != image {
+			return false, ""
 		}
 		if comp != profile.APIServer {
-			return true, nil
+			return true, ""
 		}
 		v, err := c.Client.Discovery().ServerVersion()
 		if err != nil {
-			seen = err.Error()
-			return false, nil
+			return false, err.Error()
 		}
-		seen = "server version " + v.GitVersion
-		return v.GitVersion == to.GitVersion(), nil
+		return v.GitVersion == to.GitVersion(), "server version " + v.GitVersion
 	})
-	if err != nil {
-		return fmt.Errorf("%s did not come back as %s within %s (last seen: %s); its last log lines:\n%s",
-			comp, image, SwitchTimeout, seen, c.componentLog(cp, comp))
-	}
-	return nil
 }
 
 // switchKubeletBinaries replaces the kubelet on every node, one node at a

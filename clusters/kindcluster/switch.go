@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -39,15 +40,49 @@ func (c *Cluster) SetAdminAccess(ctx context.Context, comp profile.Component, en
 }
 
 // MoveTo switches the live cluster from its current profile to `to`,
-// restarting only the components whose effective gate differs.
+// restarting only the components whose effective gate differs. Static pods
+// restart independently, so their manifests are all rewritten first and then
+// waited for together: a move costs its slowest restart, not the sum. The
+// durations returned run from the first write to each component's return.
 func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.Component]time.Duration, error) {
 	if err := to.CheckRunnable(c.Release); err != nil {
 		return nil, err
 	}
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	changes := profile.Diff(c.Release, c.Profile, to)
+	// Read before any write, while kube-apiserver still answers.
+	hashes := map[profile.Component]string{}
+	for _, ch := range changes {
+		if ch.Component != profile.Kubelet {
+			hashes[ch.Component] = c.mirrorPodHash(ctx, cp, ch.Component)
+		}
+	}
 	took := map[profile.Component]time.Duration{}
-	for _, ch := range profile.Diff(c.Release, c.Profile, to) {
-		d, err := c.SetAdminAccess(ctx, ch.Component, ch.Enable)
-		took[ch.Component] = d
+	start := time.Now()
+	var written []profile.Change
+	for _, ch := range changes {
+		if ch.Component == profile.Kubelet {
+			d, err := c.SetAdminAccess(ctx, ch.Component, ch.Enable)
+			took[ch.Component] = d
+			if err != nil {
+				return took, err
+			}
+			continue
+		}
+		_, changed, err := c.WriteStaticPodGate(ctx, ch.Component, ch.Enable)
+		if err != nil {
+			return took, err
+		}
+		if changed {
+			written = append(written, ch)
+		}
+	}
+	for _, ch := range written {
+		err := c.waitGate(ctx, cp, ch.Component, hashes[ch.Component], ch.Enable)
+		took[ch.Component] = time.Since(start)
 		if err != nil {
 			return took, err
 		}
@@ -100,10 +135,7 @@ func (c *Cluster) WriteStaticPodGate(ctx context.Context, comp profile.Component
 	if err != nil {
 		return "", false, err
 	}
-	if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{}); err == nil {
-		oldHash = pod.Annotations["kubernetes.io/config.hash"]
-	}
-	return oldHash, true, writeFile(cp, manifestPath(comp), updated)
+	return c.mirrorPodHash(ctx, cp, comp), true, writeFile(cp, manifestPath(comp), updated)
 }
 
 func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, enable bool) error {
@@ -115,23 +147,56 @@ func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, e
 	if err != nil || !changed {
 		return err
 	}
-	podName := string(comp) + "-" + cp.String()
+	return c.waitGate(ctx, cp, comp, oldHash, enable)
+}
+
+// waitGate waits until comp runs, Ready, with the gate flag set to enable.
+func (c *Cluster) waitGate(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash string, enable bool) error {
 	want := fmt.Sprintf("%s=%t", release.Gate, enable)
+	return c.waitStaticPod(ctx, cp, comp, oldHash, "with "+want, func(pod *corev1.Pod) (bool, string) {
+		return strings.Contains(strings.Join(pod.Spec.Containers[0].Command, " "), want), ""
+	})
+}
+
+// mirrorPodHash is the config hash of comp's mirror pod, or "" while the
+// apiserver does not answer.
+func (c *Cluster) mirrorPodHash(ctx context.Context, cp nodes.Node, comp profile.Component) string {
+	pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return pod.Annotations[configHash]
+}
+
+const configHash = "kubernetes.io/config.hash"
+
+// waitStaticPod waits until the kubelet runs comp from a manifest newer than
+// oldHash, Ready, and inForce (which may add to what a failure reports) says
+// the change took. A component that refuses its new manifest fails here with
+// its own last log lines.
+func (c *Cluster) waitStaticPod(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, inForce func(*corev1.Pod) (bool, string)) error {
+	podName := string(comp) + "-" + cp.String()
 	var seen string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
 		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
 			seen = err.Error() // the apiserver itself may be restarting
 			return false, nil
 		}
-		hash := pod.Annotations["kubernetes.io/config.hash"]
-		flag := strings.Join(pod.Spec.Containers[0].Command, " ")
-		seen = fmt.Sprintf("config hash %s (was %s), phase %s, ready %t", hash, oldHash, pod.Status.Phase, podReady(*pod))
-		return hash != oldHash && strings.Contains(flag, want) && podReady(*pod), nil
+		hash := pod.Annotations[configHash]
+		seen = fmt.Sprintf("config hash %s (was %s), image %s, phase %s, ready %t", hash, oldHash, pod.Spec.Containers[0].Image, pod.Status.Phase, podReady(*pod))
+		if hash == oldHash || !podReady(*pod) {
+			return false, nil
+		}
+		ok, more := inForce(pod)
+		if more != "" {
+			seen += ", " + more
+		}
+		return ok, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s did not come back with %s within %s (last seen: %s); its last log lines:\n%s",
-			comp, want, SwitchTimeout, seen, c.componentLog(cp, comp))
+		return fmt.Errorf("%s did not come back %s within %s (last seen: %s); its last log lines:\n%s",
+			comp, what, SwitchTimeout, seen, c.componentLog(cp, comp))
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	draclient "k8s.io/dynamic-resource-allocation/client"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
@@ -149,7 +147,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
 	}
 	if c != nil {
-		if err := loadImage(c, built.Archive); err != nil {
+		if err := c.LoadImageArchive(built.Archive); err != nil {
 			return sh, err
 		}
 	}
@@ -211,25 +209,6 @@ func checkReachable(ctx context.Context, path string) error {
 	}
 	if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
 		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
-	}
-	return nil
-}
-
-func loadImage(c *kindcluster.Cluster, archive string) error {
-	nodes, err := c.Nodes()
-	if err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		f, err := os.Open(archive)
-		if err != nil {
-			return err
-		}
-		err = nodeutils.LoadImageArchive(n, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("loading %s into %s: %w", archive, n, err)
-		}
 	}
 	return nil
 }
