@@ -262,37 +262,67 @@ func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *ReleaseBits) 
 	if err != nil {
 		return err
 	}
-	const configPath = "/var/lib/kubelet/config.yaml"
 	for _, n := range all {
-		if node, err := c.Client.CoreV1().Nodes().Get(ctx, n.String(), metav1.GetOptions{}); err == nil &&
-			node.Status.NodeInfo.KubeletVersion == bits.Release.GitVersion() {
-			continue // already switched (a restore after a switch that failed part-way)
+		if err := c.switchKubelet(ctx, n, bits); err != nil {
+			return err
 		}
-		if bits.Release.KubeletFailCgroupV1 {
-			// Kept on a downgrade: older kubelets know the field too.
-			cfg, err := readFile(n, configPath)
+	}
+	return nil
+}
+
+// switchKubelet does on one node what a package upgrade plus `kubeadm upgrade
+// node` do: the new binary, a kubeadm flags file and a configuration it
+// accepts, a restart. It is idempotent, so a restore after a switch that
+// failed part-way can run it again.
+func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *ReleaseBits) error {
+	const (
+		next       = "/usr/bin/kubelet.next"
+		flagsPath  = "/var/lib/kubelet/kubeadm-flags.env"
+		configPath = "/var/lib/kubelet/config.yaml"
+	)
+	if out, err := exec.CommandContext(ctx, "docker", "cp", bits.kubelet(), n.String()+":"+next).CombinedOutput(); err != nil {
+		return fmt.Errorf("copying the %s kubelet into %s: %v: %s", bits.Release.Minor, n, err, bytes.TrimSpace(out))
+	}
+	var help bytes.Buffer
+	if err := n.Command(next, "--help").SetStdout(&help).SetStderr(&help).Run(); err != nil {
+		return fmt.Errorf("%s --help on %s: %w", next, n, err)
+	}
+	flags, err := readFile(n, flagsPath)
+	if err != nil {
+		return err
+	}
+	kept, dropped, err := toggle.DropUnknownKubeletFlags(flags, help.String())
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", flagsPath, n, err)
+	}
+	if len(dropped) > 0 {
+		if err := writeFile(n, flagsPath, kept); err != nil {
+			return err
+		}
+	}
+	if bits.Release.KubeletFailCgroupV1 {
+		// Kept on a downgrade: older kubelets know the field too.
+		cfg, err := readFile(n, configPath)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(cfg), "failCgroupV1: false") {
+			updated, err := toggle.SetKubeletField(cfg, "failCgroupV1", false)
 			if err != nil {
 				return err
 			}
-			if !strings.Contains(string(cfg), "failCgroupV1: false") {
-				updated, err := toggle.SetKubeletField(cfg, "failCgroupV1", false)
-				if err != nil {
-					return err
-				}
-				if err := writeFile(n, configPath, updated); err != nil {
-					return err
-				}
+			if err := writeFile(n, configPath, updated); err != nil {
+				return err
 			}
 		}
-		if out, err := exec.CommandContext(ctx, "docker", "cp", bits.kubelet(), n.String()+":/usr/bin/kubelet.next").CombinedOutput(); err != nil {
-			return fmt.Errorf("copying the %s kubelet into %s: %v: %s", bits.Release.Minor, n, err, bytes.TrimSpace(out))
-		}
-		if err := n.Command("sh", "-c", "mv /usr/bin/kubelet.next /usr/bin/kubelet && systemctl restart kubelet").Run(); err != nil {
-			return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
-		}
-		if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
-			return err
-		}
+	}
+	if err := n.Command("sh", "-c", "mv "+next+" /usr/bin/kubelet && systemctl restart kubelet").Run(); err != nil {
+		return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
+	}
+	if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
+		var journal bytes.Buffer
+		n.Command("sh", "-c", "journalctl -u kubelet --no-pager -n 5 -o cat").SetStdout(&journal).Run()
+		return fmt.Errorf("%w; the kubelet's last log lines:\n%s", err, journal.String())
 	}
 	return nil
 }

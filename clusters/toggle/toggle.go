@@ -137,3 +137,45 @@ func SetKubeletField(config []byte, field string, value any) ([]byte, error) {
 	doc[field] = value
 	return yaml.Marshal(doc)
 }
+
+// DropUnknownKubeletFlags removes from kubeadm's kubelet flags file
+// (KUBELET_KUBEADM_ARGS="--a=b --c=d") every flag the kubelet's --help output
+// does not list, as `kubeadm upgrade node` does when it rewrites the file for
+// a new kubelet: 1.35 removed --pod-infra-container-image, which 1.34's
+// kubeadm still wrote, and a kubelet refuses to start on an unknown flag.
+func DropUnknownKubeletFlags(env []byte, help string) ([]byte, []string, error) {
+	known := map[string]bool{}
+	for _, f := range strings.Fields(help) {
+		if name, ok := strings.CutPrefix(strings.TrimRight(f, ","), "--"); ok {
+			known[strings.SplitN(name, "=", 2)[0]] = true
+		}
+	}
+	if len(known) == 0 {
+		return nil, nil, fmt.Errorf("the kubelet's --help lists no flags")
+	}
+	const key = "KUBELET_KUBEADM_ARGS="
+	lines := strings.Split(string(env), "\n")
+	var dropped []string
+	found := false
+	for i, line := range lines {
+		value, ok := strings.CutPrefix(line, key)
+		if !ok {
+			continue
+		}
+		found = true
+		var kept []string
+		for _, arg := range strings.Fields(strings.Trim(value, `"`)) {
+			name := strings.SplitN(strings.TrimPrefix(arg, "--"), "=", 2)[0]
+			if strings.HasPrefix(arg, "--") && !known[name] {
+				dropped = append(dropped, arg)
+				continue
+			}
+			kept = append(kept, arg)
+		}
+		lines[i] = key + `"` + strings.Join(kept, " ") + `"`
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("no %s line in the kubelet flags file", strings.TrimSuffix(key, "="))
+	}
+	return []byte(strings.Join(lines, "\n")), dropped, nil
+}

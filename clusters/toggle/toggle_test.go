@@ -119,3 +119,27 @@ func TestSetKubeletFieldKeepsTheRest(t *testing.T) {
 		t.Fatal("only a KubeletConfiguration may be edited")
 	}
 }
+
+func TestDropUnknownKubeletFlagsKeepsWhatTheKubeletKnows(t *testing.T) {
+	env := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=172.18.0.2 --pod-infra-container-image=registry.k8s.io/pause:3.10.1 --provider-id=kind://docker/x/y"` + "\n"
+	help := "Usage:\n  kubelet [flags]\n\nFlags:\n      --container-runtime-endpoint string   The endpoint\n      --node-ip string   IP address\n      --provider-id string   Unique identifier\n  -h, --help   help for kubelet\n"
+	out, dropped, err := DropUnknownKubeletFlags([]byte(env), help)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=172.18.0.2 --provider-id=kind://docker/x/y"` + "\n"
+	if string(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	if !reflect.DeepEqual(dropped, []string{"--pod-infra-container-image=registry.k8s.io/pause:3.10.1"}) {
+		t.Fatalf("dropped %v", dropped)
+	}
+	// Nothing to drop: the file comes back unchanged.
+	again, dropped, err := DropUnknownKubeletFlags(out, help)
+	if err != nil || string(again) != want || len(dropped) != 0 {
+		t.Fatalf("second pass: %s %v %v", again, dropped, err)
+	}
+	if _, _, err := DropUnknownKubeletFlags([]byte("OTHER=1\n"), help); err == nil {
+		t.Fatal("a file without the kubeadm line must be an error")
+	}
+}
