@@ -202,6 +202,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 	} else {
 		pipeline = append(append(pipeline, kubelets), control...)
 	}
+	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
 	for _, a := range pipeline {
 		start := time.Now()
@@ -325,6 +326,58 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *Release
 		return fmt.Errorf("%w; the kubelet's last log lines:\n%s", err, journal.String())
 	}
 	return nil
+}
+
+// settledFor is how long the control plane must answer without a break
+// before a switch counts as done.
+const settledFor = 10
+
+// waitSettled waits until the control plane has answered, settledFor polls
+// in a row, with every component on its new image and Ready and an
+// authorized request served. A new kubelet may recreate the static pods (their
+// config hash can change between releases), and a kube-apiserver that has just
+// started has been seen to refuse cluster-admin for a moment (403) while its
+// authorizer catches up: specs must not take either for a broken workload.
+func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *ReleaseBits) error {
+	var seen string
+	good := 0
+	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		seen = c.controlPlaneState(ctx, cp, bits)
+		if seen != "" {
+			good = 0
+			return false, nil
+		}
+		good++
+		return good >= settledFor, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the control plane did not settle on Kubernetes %s within %s (last seen: %s)", bits.Release.Version, SwitchTimeout, seen)
+	}
+	return nil
+}
+
+// controlPlaneState says what is not yet as it should be after a switch, or "".
+func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *ReleaseBits) string {
+	v, err := c.Client.Discovery().ServerVersion()
+	if err != nil {
+		return err.Error()
+	}
+	if v.GitVersion != bits.Release.GitVersion() {
+		return "server version " + v.GitVersion
+	}
+	for _, comp := range switchedComponents {
+		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if pod.Spec.Containers[0].Image != bits.Images[comp] || !podReady(*pod) {
+			return fmt.Sprintf("%s: image %s, ready %t", comp, pod.Spec.Containers[0].Image, podReady(*pod))
+		}
+	}
+	if _, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 func (c *Cluster) waitKubeletVersion(ctx context.Context, node, version string) error {
