@@ -94,12 +94,9 @@ func StaticPodGates(manifest []byte) (map[string]bool, error) {
 
 // SetKubeletGate returns the KubeletConfiguration with featureGates[gate] = value.
 func SetKubeletGate(config []byte, gate string, value bool) ([]byte, error) {
-	var doc map[string]any
-	if err := yaml.Unmarshal(config, &doc); err != nil {
-		return nil, fmt.Errorf("kubelet config: %w", err)
-	}
-	if doc["kind"] != "KubeletConfiguration" {
-		return nil, fmt.Errorf("not a KubeletConfiguration (kind %v)", doc["kind"])
+	doc, err := kubeletConfig(config)
+	if err != nil {
+		return nil, err
 	}
 	gates, _ := doc["featureGates"].(map[string]any)
 	if gates == nil {
@@ -127,6 +124,17 @@ func SetStaticPodImage(manifest []byte, image string) ([]byte, error) {
 
 // SetKubeletField returns the KubeletConfiguration with a top-level field set.
 func SetKubeletField(config []byte, field string, value any) ([]byte, error) {
+	doc, err := kubeletConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	doc[field] = value
+	return yaml.Marshal(doc)
+}
+
+// kubeletConfig parses a KubeletConfiguration as a generic document, so that
+// fields this module's kubelet types do not know survive an edit.
+func kubeletConfig(config []byte) (map[string]any, error) {
 	var doc map[string]any
 	if err := yaml.Unmarshal(config, &doc); err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)
@@ -134,8 +142,7 @@ func SetKubeletField(config []byte, field string, value any) ([]byte, error) {
 	if doc["kind"] != "KubeletConfiguration" {
 		return nil, fmt.Errorf("not a KubeletConfiguration (kind %v)", doc["kind"])
 	}
-	doc[field] = value
-	return yaml.Marshal(doc)
+	return doc, nil
 }
 
 // DropUnknownKubeletFlags removes from kubeadm's kubelet flags file
