@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,10 +158,6 @@ func (s Step) String() string {
 	return fmt.Sprintf("%s %s", s.Name, s.Took.Round(100*time.Millisecond))
 }
 
-// controlPlaneOrder is the order kubeadm upgrades the control plane in:
-// kube-apiserver must never be older than the components that talk to it.
-var controlPlaneOrder = switchedComponents
-
 // SwitchRelease moves the control plane and every kubelet of the live cluster
 // to bits.Release in place, in the order the version skew policy allows: for
 // an upgrade the control plane first (kube-apiserver, then the controller
@@ -185,9 +182,11 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 	}
 	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return c.LoadImageArchive(bits.archive(), cp) }}
 	var control []action
-	order := controlPlaneOrder
+	// kubeadm's order going up (switchedComponents), the reverse coming down:
+	// kube-apiserver is never older than the components that talk to it.
+	order := slices.Clone(switchedComponents)
 	if !upgrade {
-		order = []profile.Component{profile.Scheduler, profile.ControllerManager, profile.APIServer}
+		slices.Reverse(order)
 	}
 	for _, comp := range order {
 		control = append(control, action{string(comp), func(ctx context.Context) error {
