@@ -27,8 +27,11 @@ import (
 // whose gate differs.
 
 // inProfile moves the cluster to profile name for the container's specs.
-// Where gates cannot be switched, each spec skips itself with the reason (a
-// skip in BeforeAll would give the later specs only Ginkgo's generic text).
+// Where gates cannot be switched, each spec skips itself with the reason, and
+// does so after naming its KEP requirement (kep, then requireGateSwitching), so
+// a skipped row in the report still says what it would have checked. A skip
+// here would come too early for that, and one in BeforeAll would give the later
+// specs only Ginkgo's generic text.
 func inProfile(name string) {
 	ginkgo.BeforeAll(func(ctx context.Context) {
 		if ok, _ := env.CanSwitchGates(); ok {
@@ -41,7 +44,6 @@ func inProfile(name string) {
 		}
 	})
 	ginkgo.BeforeEach(func() {
-		requireGateSwitching()
 		ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever)
 	})
 }
@@ -95,6 +97,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 
 	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for a pod whose template asks for admin access", ginkgo.Label("metrics"), func(ctx context.Context) {
 		kep("metrics stay truthful while the controller cannot serve admin access")
+		requireGateSwitching()
 		s := newScraper(ctx, f)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -120,6 +123,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 
 	ginkgo.It("keeps one Pending pod per node for a DaemonSet whose pods ask for admin access, without churn, and runs them all once the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
 		kep("the DaemonSet controller tolerates pods that must stay Pending")
+		requireGateSwitching()
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
@@ -201,6 +205,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 
 	ginkgo.It("keeps the claim's adminAccess, fails its allocation with the scheduler's admin-access error and counts the pod as pending; with the gate back on the pod runs", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
 		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+		requireGateSwitching()
 		s := newScraper(ctx, f)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -251,8 +256,8 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 
 	ginkgo.It("drops adminAccess from new claims, so an admin claim for a device in use is not satisfied, while claims that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
-		requireGateSwitching()
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
+		requireGateSwitching()
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		node := anyWorker(ctx)
