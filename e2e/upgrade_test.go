@@ -20,7 +20,7 @@ import (
 // images and kubelets of release N+1, then those of N again, while admin-access
 // workloads run. Where 1.34 renamed the namespace label, one namespace carries
 // both keys (what the changelog tells admins to do before upgrading) and one
-// only the old key.
+// only the old key; where it was not, the second namespace has no key at all.
 
 // adminPod is a running pod whose claim asks for admin access, and its state
 // before the switch.
@@ -52,21 +52,21 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 		setNamespaceLabel(ctx, b.Namespace, to.AdminLabel, str("true"))
 		// The other namespace carries only the old key where it was renamed, and
 		// no key otherwise: either way N+1 must refuse it admin access.
-		oldLabels := map[string]string{}
+		otherLabels := map[string]string{}
 		if renamed {
-			oldLabels[from.AdminLabel] = "true"
+			otherLabels[from.AdminLabel] = "true"
 		}
-		ns, err := f.CreateNamespace(ctx, "upgrade-other", oldLabels)
+		ns, err := f.CreateNamespace(ctx, "upgrade-other", otherLabels)
 		framework.ExpectNoError(err)
-		old := *b
-		old.Namespace = ns.Name
+		other := *b
+		other.Namespace = ns.Name
 
 		node := anyWorker(ctx)
 		ginkgo.By(fmt.Sprintf("on Kubernetes %s: an ordinary pod holds a device and admin-access pods watch it", from.Version))
 		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0))
 		running := []adminPod{startAdmin(ctx, b, node), {pod: holder, before: snapshot(ctx, holder)}}
 		if renamed {
-			running = append(running, startAdmin(ctx, &old, node))
+			running = append(running, startAdmin(ctx, &other, node))
 		}
 
 		atFrom := true
@@ -84,7 +84,7 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 		ginkgo.By("a new admin-access claim in the namespace with the new key is allowed and runs")
 		running = append(running, startAdmin(ctx, b, node))
 		ginkgo.By(fmt.Sprintf("a namespace without %s is refused new admin-access claims (where it had the old key, it keeps what it had)", to.AdminLabel))
-		_, err = old.CreateClaim(ctx, old.Claim(builder.AdminAccess()))
+		_, err = other.CreateClaim(ctx, other.Claim(builder.AdminAccess()))
 		gomega.Expect(err).To(expect.MatchForbiddenAt(to.AdminAccessFieldPath(0), to.AdminAccessDenial()))
 
 		ginkgo.By(fmt.Sprintf("downgrading the kubelets, then the control plane, to Kubernetes %s", from.Version))
@@ -93,7 +93,7 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 		expectUndisturbedAll(ctx, b, running)
 		if renamed {
 			ginkgo.By(fmt.Sprintf("back on %s, the namespace with only %s may make admin-access claims again", from.Minor, from.AdminLabel))
-			startAdmin(ctx, &old, node)
+			startAdmin(ctx, &other, node)
 		}
 	})
 })
