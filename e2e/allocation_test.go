@@ -3,10 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,7 +104,8 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		before := snapshot(ctx, holder)
 
 		labelForAdmin(ctx, f.Namespace.Name)
-		_, admin, vars := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
+		adminPod, admin, vars := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
+		adminBefore := snapshot(ctx, adminPod)
 		gomega.Expect(builder.AllocatedDevices(admin)).To(gomega.ConsistOf(builder.AllocatedDevices(held)))
 		gomega.Expect(builder.AdminAccessResults(admin)).To(gomega.HaveEach(true))
 		for i := 0; i < env.Driver.Devices; i++ {
@@ -113,42 +114,113 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
 		expectUndisturbed(ctx, holder, before)
 
-		ginkgo.By("an ordinary claim for any device of the node stays unallocated meanwhile")
-		claim, err := b.CreateClaim(ctx, b.Claim())
-		framework.ExpectNoError(err)
-		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
-		framework.ExpectNoError(err)
-		expectStaysUnallocated(ctx, b, claim.Name, fmt.Sprintf("pod %s must wait: the admin claim took no device, the ordinary one took them all", pod.Name))
+		ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
+		deletePod(ctx, holder)
+		framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			_, err := b.GetClaim(ctx, held.Name)
+			return err
+		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", held.Name)
+		_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
+		gomega.Expect(builder.AllocatedDevices(next)).To(gomega.ConsistOf(builder.AllocatedDevices(admin)),
+			"an admin-access claim never counts as holding a device")
+		gomega.Expect(builder.AdminAccessResults(next)).To(gomega.HaveEach(false))
+		gomega.Expect(nextVars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		expectUndisturbed(ctx, adminPod, adminBefore)
 	})
 
-	ginkgo.It("counts admin-access claims toward the namespace's ResourceQuota for claims", func(ctx context.Context) {
-		kep("admin-access claims count toward ResourceQuota")
+	ginkgo.It("runs a DaemonSet whose pods ask for admin access on every node while ordinary pods hold every device, each pod told DRA_ADMIN_ACCESS=true", ginkgo.Label("daemonset"), func(ctx context.Context) {
+		kep("a DaemonSet with admin access monitors devices in use on every node")
+		b := newBuilder(f)
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		var holders []*corev1.Pod
+		var before []podSnapshot
+		for _, n := range nodes.Items {
+			claim, err := b.CreateClaim(ctx, b.Claim(builder.AllDevices()))
+			framework.ExpectNoError(err)
+			pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n.Name)
+			pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+			pod, err = b.CreatePod(ctx, pod)
+			framework.ExpectNoError(err)
+			gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+			gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices),
+				"the ordinary claim holds every device of %s", n.Name)
+			holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
+		}
+
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.AllDevices()))
+		framework.ExpectNoError(err)
+		ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
+		want := int32(len(nodes.Items))
+		gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
+			d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+			if err != nil {
+				return appsv1.DaemonSetStatus{}, err
+			}
+			return d.Status, nil
+		}).WithTimeout(podStartTimeout).Should(gomega.And(
+			gomega.HaveField("DesiredNumberScheduled", want),
+			gomega.HaveField("NumberAvailable", want),
+			gomega.HaveField("NumberUnavailable", int32(0))), "the DaemonSet reports a pod available on every node")
+		pods, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: "app=admin-monitor"})
+		framework.ExpectNoError(err)
+		gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
+		for i := range pods.Items {
+			vars := expectRunning(ctx, b, &pods.Items[i])
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
+			claim := podClaim(ctx, b, &pods.Items[i])
+			gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
+		}
+		expectAllUndisturbed(ctx, holders, before)
+	})
+
+	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
+		kep("requests asking for adminAccess contribute to the quota")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
-		const quotaName = "one-claim"
-		key := corev1.ResourceName("count/resourceclaims.resource.k8s.io")
+		const quotaName = "one-device"
+		// pkg/quota/v1/evaluator/core/resource_claims.go: <class>.deviceclass.resource.k8s.io/devices, on every release here.
+		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
 		_, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Create(ctx, &corev1.ResourceQuota{
 			ObjectMeta: metav1.ObjectMeta{Name: quotaName},
 			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{key: resource.MustParse("1")}},
 		}, metav1.CreateOptions{})
 		framework.ExpectNoError(err)
-		gomega.Eventually(ctx, func(ctx context.Context) (corev1.ResourceList, error) {
+		used := func(ctx context.Context) (corev1.ResourceList, error) {
 			q, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Get(ctx, quotaName, metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
-			return q.Status.Hard, nil
-		}).WithTimeout(allocateTimeout).Should(gomega.HaveKey(key), "the quota controller computes the quota")
+			return q.Status.Used, nil
+		}
+		gomega.Eventually(ctx, used).WithTimeout(allocateTimeout).Should(gomega.HaveKeyWithValue(key, resource.MustParse("0")), "the quota controller computes the quota")
+		exceeded := fmt.Sprintf("exceeded quota: %s, requested: %s=1, used: %s=1, limited: %s=1", quotaName, key, key, key)
+		refused := func(err error, what string) {
+			ginkgo.GinkgoHelper()
+			gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "%s must exceed the quota, got %v", what, err)
+			gomega.Expect(err.Error()).To(gomega.ContainSubstring(exceeded), what)
+		}
 
+		ginkgo.By("an admin-access claim takes the one device the quota allows")
 		first, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
 		// An apiserver with the gate off would drop the field and count an
 		// ordinary claim: the stored claim must still ask for admin access.
 		gomega.Expect(builder.RequestsAdminAccess(first)).To(gomega.BeTrue())
 		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "the second claim must exceed the quota, got %v", err)
-		gomega.Expect(err.Error()).To(gomega.ContainSubstring(fmt.Sprintf("exceeded quota: %s, requested: %s=1, used: %s=1, limited: %s=1", quotaName, key, key, key)))
-		gomega.Expect(strings.Count(err.Error(), "exceeded quota")).To(gomega.Equal(1))
+		refused(err, "a second admin-access claim")
+		_, err = b.CreateClaim(ctx, b.Claim())
+		refused(err, "an ordinary claim after an admin-access one")
+
+		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
+		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, used).WithTimeout(allocateTimeout).Should(gomega.HaveKeyWithValue(key, resource.MustParse("0")), "the deleted claim is released")
+		_, err = b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err, "an ordinary claim within the quota")
+		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		refused(err, "an admin-access claim after an ordinary one")
 	})
 })
 
@@ -162,4 +234,41 @@ func expectStaysUnallocated(ctx context.Context, b *builder.Builder, claimName, 
 		}
 		return c.Status.Allocation, nil
 	}).WithTimeout(stableFor).Should(gomega.BeNil(), why)
+}
+
+// expectUnschedulable first waits for kube-scheduler's verdict on the pod
+// (its DynamicResources plugin could not allocate the claim on any node) and
+// only then watches the claim stay unallocated: a claim the scheduler has not
+// looked at yet would stay unallocated for any reason.
+func expectUnschedulable(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, why string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
+		Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring("cannot allocate all claims"))),
+			"kube-scheduler's verdict on pod %s", pod.Name)
+	expectStaysUnallocated(ctx, b, claimName, why)
+	gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
+}
+
+// deletePod deletes a pod and waits until it is gone, so its claims are no
+// longer reserved for it.
+func deletePod(ctx context.Context, pod *corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "pod %s is gone", pod.Name)
+}
+
+// expectDeallocated waits until kube-controller-manager has released a claim
+// nobody uses: reservedFor empty, no allocation, no protecting finalizer.
+func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) (*resourceapi.ResourceClaim, error) {
+		return b.GetClaim(ctx, claimName)
+	}).WithTimeout(allocateTimeout).Should(gomega.And(
+		gomega.HaveField("Status.ReservedFor", gomega.BeEmpty()),
+		gomega.HaveField("Status.Allocation", gomega.BeNil()),
+		gomega.HaveField("Finalizers", gomega.Not(gomega.ContainElement(resourceapi.Finalizer)))),
+		"claim %s is deallocated once unused", claimName)
 }

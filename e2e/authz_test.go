@@ -7,7 +7,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,8 +108,8 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		gomega.Expect(templateErr).To(denial())
 	})
 
-	ginkgo.It("keeps claims made before the label was removed working, and denies new ones", func(ctx context.Context) {
-		kep("removing the label denies new, keeps existing claims")
+	ginkgo.It("keeps claims made before the label was removed working through their whole life, denies new ones, and refuses to newly allocate admin access until the label is back", func(ctx context.Context) {
+		kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
@@ -117,14 +119,42 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
 		before := snapshot(ctx, pod)
 
+		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")
 		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
 		claimErr, templateErr := createAdminObjects(ctx, b)
 		gomega.Expect(claimErr).To(denial(), "a new claim after the label is gone")
 		gomega.Expect(templateErr).To(denial())
 		expectUndisturbed(ctx, pod, before)
-		claim, err = b.GetClaim(ctx, claim.Name)
+		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
+		gomega.Expect(builder.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
+
+		ginkgo.By("the pod goes: reservedFor empties and kube-controller-manager deallocates the claim without being refused")
+		deletePod(ctx, pod)
+		expectDeallocated(ctx, b, claim.Name)
+
+		ginkgo.By("while unlabelled, the scheduler may not newly grant admin access to the same claim: the pod waits with the apiserver's denial")
+		waiting, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		refused := env.Rel.AdminAccessStatusFieldPath(0) + ": Forbidden: " + env.Rel.AdminAccessDenial()
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, waiting) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(refused))),
+				"kube-scheduler's status update is authorized like any other")
+		expectStaysUnallocated(ctx, b, claim.Name, "the denied allocation must not be stored")
+		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
+
+		ginkgo.By("the label is back: the waiting pod gets admin access, and the claim's whole life works again")
+		labelForAdmin(ctx, f.Namespace.Name)
+		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		stored = allocatedClaim(ctx, b, claim.Name)
+		gomega.Expect(builder.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
+		deletePod(ctx, waiting)
+		expectDeallocated(ctx, b, claim.Name)
+		framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			_, err := b.GetClaim(ctx, claim.Name)
+			return err
+		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is deleted", claim.Name)
 	})
 
 	ginkgo.It("gives a namespace admin who cannot change namespaces neither the label nor admin access", func(ctx context.Context) {
@@ -149,16 +179,77 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
 		node := nodes.Items[0].Name
-		// A merge patch of the status subresource reads the same in every served
-		// version, so it needs no conversion (the converting client's
-		// UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
-		patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
-			"devices": map[string]any{"results": []any{map[string]any{
-				"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": "dev-0", "adminAccess": true}}},
-		}}})
-		_, err = env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
-			Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		err = patchAllocation(ctx, claim, map[string]any{
+			"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": "dev-0", "adminAccess": true})
 		gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial()))
+		stored, err := b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
+	})
+
+	ginkgo.It("checks every request, not only the first: admin access asked on a later request is denied at that request's field path, and once labelled each container sees DRA_ADMIN_ACCESS of its own request", func(ctx context.Context) {
+		kep("admin access only in namespaces labelled by an admin, for every request of a claim or template")
+		b := newBuilder(f)
+		// The admin request aims at device 0, which it may share; the ordinary
+		// one keeps off it, so the spec never waits for a device another
+		// spec holds, and the two requests never land on one device.
+		ordinary := builder.Request(builder.NotDeviceIndex(0))
+		admin := builder.Request(builder.AdminAccess(), builder.DeviceIndex(0))
+		shapes := []struct {
+			name     string
+			requests [][]builder.RequestOption
+			deniedAt int // the first request asking for admin access
+		}{
+			{"ordinary, admin", [][]builder.RequestOption{ordinary, admin}, 1},
+			{"ordinary, ordinary, admin", [][]builder.RequestOption{ordinary, ordinary, admin}, 2},
+			{"ordinary, admin, admin", [][]builder.RequestOption{ordinary, admin, admin}, 1},
+		}
+		for _, shape := range shapes {
+			path := env.Rel.AdminAccessFieldPath(shape.deniedAt)
+			_, err := b.CreateClaim(ctx, b.ClaimOf(shape.requests...))
+			gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()), "ResourceClaim with requests %s", shape.name)
+			gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}), "one cause, at the first admin request (%s)", shape.name)
+			_, err = b.CreateTemplate(ctx, b.TemplateOf(shape.requests...))
+			gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()), "ResourceClaimTemplate with requests %s", shape.name)
+			gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}), "template: one cause (%s)", shape.name)
+		}
+
+		labelForAdmin(ctx, f.Namespace.Name)
+		claim, err := b.CreateClaim(ctx, b.ClaimOf(ordinary, admin))
+		framework.ExpectNoError(err, "a mixed claim once the namespace is labelled")
+		tmpl, err := b.CreateTemplate(ctx, b.TemplateOf(ordinary, admin))
+		framework.ExpectNoError(err, "a mixed template once the namespace is labelled")
+		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[1].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
+		requests := []string{builder.RequestNameAt(0), builder.RequestNameAt(1)}
+		for _, pod := range []*corev1.Pod{
+			b.ContainerPerRequest(builder.UsingClaim(claim), requests...),
+			b.ContainerPerRequest(builder.FromTemplate(tmpl), requests...),
+		} {
+			_, err := b.CreatePod(ctx, pod)
+			framework.ExpectNoError(err)
+			vars := expectContainersRunning(ctx, b, pod)
+			gomega.Expect(vars[requests[0]]).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"), "pod %s, container of the ordinary request", pod.Name)
+			gomega.Expect(vars[requests[1]]).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s, container of the admin request", pod.Name)
+			allocated := podClaim(ctx, b, pod)
+			gomega.Expect(resultsByRequest(allocated)).To(gomega.Equal(map[string]bool{requests[0]: false, requests[1]: true}),
+				"status.allocation.devices.results[].adminAccess of claim %s", allocated.Name)
+		}
+	})
+
+	ginkgo.It("denies a status update whose second result newly grants adminAccess, at results[1], in a namespace without the label", func(ctx context.Context) {
+		kep("status updates granting admin access are authorized like creates, for every result")
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.ClaimOf(builder.Request(), builder.Request()))
+		framework.ExpectNoError(err)
+		node := anyWorker(ctx)
+		result := func(i int, admin bool) map[string]any {
+			return map[string]any{"request": builder.RequestNameAt(i), "driver": env.Driver.DriverName, "pool": node,
+				"device": fmt.Sprintf("dev-%d", i), "adminAccess": admin}
+		}
+		err = patchAllocation(ctx, claim, result(0, false), result(1, true))
+		path := env.Rel.AdminAccessStatusFieldPath(1)
+		gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()))
+		gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}))
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
@@ -223,6 +314,29 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		gomega.Expect(attempts).To(gomega.BeNumerically(">=", 200))
 	})
 })
+
+// patchAllocation writes status.allocation.devices.results of a claim, as a
+// scheduler would. A merge patch of the status subresource reads the same in
+// every served version, so it needs no conversion (the converting client's
+// UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
+func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, results ...map[string]any) error {
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
+		"devices": map[string]any{"results": results}}}})
+	_, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
+		Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// resultsByRequest is, per request of an allocated claim, whether its result grants admin access.
+func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
+	out := map[string]bool{}
+	if c.Status.Allocation != nil {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			out[r.Request] = out[r.Request] || (r.AdminAccess != nil && *r.AdminAccess)
+		}
+	}
+	return out
+}
 
 func ptrString(p *string) string {
 	if p == nil {

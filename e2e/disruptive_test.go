@@ -16,6 +16,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
@@ -34,18 +35,25 @@ import (
 // specs only Ginkgo's generic text.
 func inProfile(name string) {
 	ginkgo.BeforeAll(func(ctx context.Context) {
-		if ok, _ := env.CanSwitchGates(); ok {
+		if gatesSwitchable() {
 			moveTo(ctx, name)
 		}
 	})
 	ginkgo.AfterAll(func(ctx context.Context) {
-		if ok, _ := env.CanSwitchGates(); ok {
+		if gatesSwitchable() {
 			moveTo(ctx, env.Prof.Name)
 		}
 	})
 	ginkgo.BeforeEach(func() {
 		ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever)
 	})
+}
+
+// gatesSwitchable is false where the release table declares that this run
+// cannot switch gates (the specs then skip themselves, with that reason).
+func gatesSwitchable() bool {
+	_, declared := env.Rel.DeclaredSkip(release.NeedGateSwitching, env.Mode())
+	return !declared
 }
 
 func moveTo(ctx context.Context, name string) {
@@ -97,13 +105,26 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 
 	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for a pod whose template asks for admin access", ginkgo.Label("metrics"), func(ctx context.Context) {
 		kep("metrics stay truthful while the controller cannot serve admin access")
-		requireGateSwitching()
-		s := newScraper(ctx, f)
+		requireGateSwitching(ctx)
+		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
-		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+
+		ginkgo.By("an ordinary template's claim is counted, so the family exists and is read")
+		// kube-controller-manager restarted for this profile: its counters
+		// start empty, and a family with no series is not exposed at all.
+		start, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
+		ordinaryTmpl, err := b.CreateTemplate(ctx, b.Template())
+		framework.ExpectNoError(err)
+		podsWithClaims(ctx, startFromTemplate(ctx, b, ordinaryTmpl, 1))
+		gomega.Eventually(ctx, s.createsSince(start)).WithTimeout(allocateTimeout).Should(gomega.Equal(expectedCreates(0, 1)))
 		before, err := s.controllerManager(ctx)
+		framework.ExpectNoError(err)
+		expectFamily(before, env.Rel.Metrics.CreatesTotal)
+
+		ginkgo.By("a pod from an admin-access template: no claim, and no count of any kind")
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
@@ -112,18 +133,12 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
-		gomega.Consistently(ctx, func(ctx context.Context) (creates, error) {
-			after, err := s.controllerManager(ctx)
-			if err != nil {
-				return creates{}, err
-			}
-			return readCreates(after).minus(readCreates(before)), nil
-		}).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
+		gomega.Consistently(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
 	})
 
 	ginkgo.It("keeps one Pending pod per node for a DaemonSet whose pods ask for admin access, without churn, and runs them all once the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
 		kep("the DaemonSet controller tolerates pods that must stay Pending")
-		requireGateSwitching()
+		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
@@ -131,15 +146,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
 		want := len(nodes.Items)
-		spec := b.PodSpec(builder.FromTemplate(tmpl))
-		spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-		labels := map[string]string{"app": "admin-monitor"}
-		ds, err := env.Client.AppsV1().DaemonSets(f.Namespace.Name).Create(ctx, &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "admin-monitor"},
-			Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
-		}, metav1.CreateOptions{})
-		framework.ExpectNoError(err)
+		ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
 
 		ginkgo.By("one Pending pod per node, each told why no claim was made")
 		var pods []corev1.Pod
@@ -190,6 +197,22 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 	})
 })
 
+// createDaemonSet runs, on every node (control plane included), a pod whose
+// claim the controller makes from tmpl. Its pods carry the label app=name.
+func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate) *appsv1.DaemonSet {
+	ginkgo.GinkgoHelper()
+	spec := b.PodSpec(builder.FromTemplate(tmpl))
+	spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	labels := map[string]string{"app": name}
+	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	}, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	return ds
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -205,8 +228,8 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 
 	ginkgo.It("keeps the claim's adminAccess, fails its allocation with the scheduler's admin-access error and counts the pod as pending; with the gate back on the pod runs", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
 		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
-		requireGateSwitching()
-		s := newScraper(ctx, f)
+		requireGateSwitching(ctx)
+		s := newScraper(ctx, f, metrics.Scheduler)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		pendingPods := func(ctx context.Context) (float64, error) {
@@ -251,18 +274,60 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 	})
 })
 
+var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+	f := newFramework("api-only")
+	inProfile("apiserver-only")
+
+	ginkgo.It("stores admin-access claims and templates, while kube-controller-manager makes no claim from the template and kube-scheduler allocates no admin claim; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
+		kep("every component checks the gate: an apiserver alone cannot grant admin access")
+		requireGateSwitching(ctx)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "kube-apiserver (gate on) keeps the field")
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
+
+		ginkgo.By("kube-controller-manager: the template's pod gets no claim, and is told why")
+		fromTemplate, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, fromTemplate) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+
+		ginkgo.By("kube-scheduler: the claim's pod is not scheduled, with the allocator's admin-access error")
+		withClaim, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, withClaim) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(want))))
+		expectStaysUnallocated(ctx, b, claim.Name, "a scheduler without the gate never allocates admin access")
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the claim made by hand exists")
+		for _, p := range []*corev1.Pod{fromTemplate, withClaim} {
+			gomega.Expect(snapshot(ctx, p).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", p.Name)
+		}
+
+		ginkgo.By("an ordinary claim is allocated and its pod runs")
+		_, _, vars := runOn(ctx, b, anyWorker(ctx))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+	})
+})
+
 var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
 	f := newFramework("api-off")
 
-	ginkgo.It("drops adminAccess from new claims, so an admin claim for a device in use is not satisfied, while claims that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
+	ginkgo.It("drops adminAccess from new claims and templates, so what they ask for a device in use is not satisfied, while objects that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
-		requireGateSwitching()
+		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		node := anyWorker(ctx)
 		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
 		existing, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err)
+		existingTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err)
 		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
 		moveTo(ctx, "apiserver-off")
@@ -273,10 +338,29 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
 		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
 		framework.ExpectNoError(err)
-		expectStaysUnallocated(ctx, b, fresh.Name, fmt.Sprintf("as an ordinary claim it cannot have the device %s holds", holder.Name))
-		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
+		expectUnschedulable(ctx, b, pod, fresh.Name, fmt.Sprintf("as an ordinary claim it cannot have the device %s holds", holder.Name))
 
-		ginkgo.By("the claim made before keeps the field, also through an update")
+		ginkgo.By("a new admin-access template loses the field the same way")
+		freshTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "the release drops the field silently")
+		gomega.Expect(freshTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.BeNil(), "template stored without adminAccess")
+
+		ginkgo.By("pods from either template get ordinary claims: the old template keeps the field, but the claim made from it is a new object")
+		for _, tmpl := range []*resourceapi.ResourceClaimTemplate{freshTmpl, existingTmpl} {
+			p, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node))
+			framework.ExpectNoError(err)
+			podsWithClaims(ctx, []*corev1.Pod{p})
+			made := podClaimName(ctx, p)
+			claim, err := b.GetClaim(ctx, made)
+			framework.ExpectNoError(err)
+			gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeFalse(), "claim %s made from template %s is stored without adminAccess", made, tmpl.Name)
+			expectUnschedulable(ctx, b, p, made, fmt.Sprintf("claim %s from template %s cannot have the device %s holds", made, tmpl.Name, holder.Name))
+		}
+
+		ginkgo.By("the objects made before keep the field, also through an update")
+		storedTmpl, err := b.DRA.ResourceClaimTemplates(existingTmpl.Namespace).Get(ctx, existingTmpl.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(storedTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "the template made with the gate on")
 		stored, err := b.GetClaim(ctx, existing.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(builder.RequestsAdminAccess(stored)).To(gomega.BeTrue())
@@ -292,7 +376,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 
 	ginkgo.It("keeps admin-access pods running across off and on in apiserver, controller-manager and scheduler, and schedules the pods kept Pending once it is back", func(ctx context.Context) {
 		kep("disabling and re-enabling the feature never breaks running workloads (rollout and rollback)")
-		requireGateSwitching()
+		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
@@ -330,25 +414,46 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 })
 
 var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
-	newFramework("locked")
-	ginkgo.It("refuses to start a component with DRAAdminAccess=false, as GA intends", func(ctx context.Context) {
+	f := newFramework("locked")
+	ginkgo.It("refuses to start kube-apiserver, kube-controller-manager and kube-scheduler with DRAAdminAccess=false, as GA intends, and the cluster is healthy once the flag is taken back", func(ctx context.Context) {
 		kep("GA: the gate is locked on and cannot be disabled")
-		if env.Rel.GateSwitchable() {
-			ginkgo.Skip(fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", "DRAAdminAccess", env.Rel.GateState, env.Rel.Minor))
+		require(ctx, release.NeedGateLock, nil)
+		off := map[profile.Component]bool{}
+		for _, c := range profile.ControlPlane {
+			off[c] = false
 		}
-		if !env.Owned || env.Cluster == nil {
-			ginkgo.Skip("restarts kube-controller-manager, which needs a cluster this suite created")
-		}
-		_, _, err := env.Cluster.WriteStaticPodGate(ctx, profile.ControllerManager, false)
-		framework.ExpectNoError(err)
 		ginkgo.DeferCleanup(func(ctx context.Context) {
-			// Back to the locked value, which the component accepts.
-			_, err := env.Cluster.SetAdminAccess(ctx, profile.ControllerManager, true)
-			framework.ExpectNoError(err, "restoring kube-controller-manager")
+			// Back to the locked value, which every component accepts.
+			on := map[profile.Component]bool{}
+			for c := range off {
+				on[c] = true
+			}
+			_, err := env.Cluster.SetStaticPodGates(ctx, on)
+			framework.ExpectNoError(err, "restoring the control plane with DRAAdminAccess=true")
 		})
-		gomega.Eventually(ctx, func() string { return env.Cluster.ComponentLog(profile.ControllerManager) }).
-			WithTimeout(2*time.Minute).Should(gomega.ContainSubstring(env.Rel.LockedGateError()),
-			"kube-controller-manager must refuse the flag and say why")
-		framework.Logf("kube-controller-manager refused DRAAdminAccess=false as expected: %s", strings.TrimSpace(env.Cluster.ComponentLog(profile.ControllerManager)))
+		for _, c := range profile.ControlPlane {
+			_, _, err := env.Cluster.WriteStaticPodGate(ctx, c, false)
+			framework.ExpectNoError(err, "writing %s's manifest", c)
+		}
+		for _, c := range profile.ControlPlane {
+			gomega.Eventually(ctx, func() string { return env.Cluster.ComponentLog(c) }).
+				WithTimeout(2*time.Minute).Should(gomega.ContainSubstring(env.Rel.LockedGateError()),
+				"%s must refuse the flag and say why", c)
+			framework.Logf("%s refused DRAAdminAccess=false as expected: %s", c, strings.TrimSpace(env.Cluster.ComponentLog(c)))
+		}
+
+		ginkgo.By("taking the flag back: every component runs again and admin access works end to end")
+		took, err := env.Cluster.SetStaticPodGates(ctx, map[profile.Component]bool{profile.APIServer: true, profile.ControllerManager: true, profile.Scheduler: true})
+		framework.ExpectNoError(err, "restoring the control plane")
+		ginkgo.AddReportEntry("control plane back with DRAAdminAccess=true", fmt.Sprint(took))
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "kube-apiserver keeps adminAccess")
+		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"),
+			"kube-controller-manager made the claim and kube-scheduler allocated it with admin access")
 	})
 })

@@ -86,7 +86,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 
 	ginkgo.It("unprepares claims and removes their CDI files when the pods go", func(ctx context.Context) {
 		kep("drivers prepare and unprepare allocated claims")
-		requireKind()
+		requireNodeAccess(ctx)
 		b := newBuilder(f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
 		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
@@ -97,7 +97,7 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 
 	ginkgo.It("loses nothing when its pod restarts while a claim is prepared", func(ctx context.Context) {
 		kep("driver restarts do not lose prepared claims")
-		requireKind()
+		requireNodeAccess(ctx)
 		b := newBuilder(f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
 		before := snapshot(ctx, pod)

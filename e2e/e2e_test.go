@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,7 +133,16 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	os.MkdirAll(cfg.Artifacts, 0o755)
 	framework.ExpectNoError(out.WriteJSON(filepath.Join(cfg.Artifacts, "report.json")))
 	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(cfg.Artifacts, "report.md")))
+	if sel := out.Selection(); sel != "" {
+		fmt.Fprintln(os.Stdout, "\ne2e:", sel)
+	}
 	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
+	// Ginkgo keeps a skip a skip; the suite does not. Failing here makes the
+	// run (and make e2e) fail for any skip the release table does not declare.
+	if undeclared := out.Undeclared(); len(undeclared) > 0 {
+		ginkgo.Fail(fmt.Sprintf("%d spec(s) skipped without a skip the release table declares for Kubernetes %s in this mode:\n  %s",
+			len(undeclared), cfg.Release, strings.Join(undeclared, "\n  ")))
+	}
 })
 
 var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {

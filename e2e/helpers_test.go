@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -77,7 +78,14 @@ func str(s string) *string { return &s }
 // environment, and returns that environment.
 func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]string {
 	ginkgo.GinkgoHelper()
-	var envVars map[string]string
+	return expectContainersRunning(ctx, b, pod)[builder.WorkloadContainer]
+}
+
+// expectContainersRunning waits until the pod runs and every container's
+// workload printed its environment, and returns each container's.
+func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]map[string]string {
+	ginkgo.GinkgoHelper()
+	var envs map[string]map[string]string
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
@@ -86,17 +94,44 @@ func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map
 		if p.Status.Phase != corev1.PodRunning {
 			return fmt.Errorf("pod %s is %s: %s", pod.Name, p.Status.Phase, podConditions(p))
 		}
-		vars, ready, err := b.WorkloadEnv(ctx, pod.Name)
-		if err != nil {
-			return err
+		got := map[string]map[string]string{}
+		for _, c := range p.Spec.Containers {
+			vars, ready, err := b.ContainerEnv(ctx, pod.Name, c.Name)
+			if err != nil {
+				return err
+			}
+			if !ready {
+				return fmt.Errorf("pod %s runs but the workload of container %s has not printed its environment yet", pod.Name, c.Name)
+			}
+			got[c.Name] = vars
 		}
-		if !ready {
-			return fmt.Errorf("pod %s runs but its workload has not printed its environment yet", pod.Name)
-		}
-		envVars = vars
+		envs = got
 		return nil
 	}).WithTimeout(podStartTimeout).Should(gomega.Succeed(), "pod %s should run", pod.Name)
-	return envVars
+	return envs
+}
+
+// podClaimName is the claim behind a pod's single resourceClaims entry: the
+// one it names, or the one the controller made from its template.
+func podClaimName(ctx context.Context, pod *corev1.Pod) string {
+	ginkgo.GinkgoHelper()
+	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	gomega.Expect(p.Spec.ResourceClaims).To(gomega.HaveLen(1), "pod %s", pod.Name)
+	name := p.Spec.ResourceClaims[0].ResourceClaimName
+	for _, st := range p.Status.ResourceClaimStatuses {
+		if st.Name == p.Spec.ResourceClaims[0].Name && st.ResourceClaimName != nil {
+			name = st.ResourceClaimName
+		}
+	}
+	gomega.Expect(name).NotTo(gomega.BeNil(), "pod %s has no claim yet", pod.Name)
+	return *name
+}
+
+// podClaim is that claim once it is allocated.
+func podClaim(ctx context.Context, b *builder.Builder, pod *corev1.Pod) *resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	return allocatedClaim(ctx, b, podClaimName(ctx, pod))
 }
 
 func podConditions(p *corev1.Pod) string {
@@ -136,8 +171,19 @@ func snapshot(ctx context.Context, pod *corev1.Pod) podSnapshot {
 // same running pod with no restarts.
 func expectUndisturbed(ctx context.Context, pod *corev1.Pod, before podSnapshot) {
 	ginkgo.GinkgoHelper()
-	gomega.Consistently(ctx, func(ctx context.Context) podSnapshot { return snapshot(ctx, pod) }).
-		WithTimeout(5*time.Second).Should(gomega.Equal(before), "pod %s should stay running, same UID, no restarts", pod.Name)
+	expectAllUndisturbed(ctx, []*corev1.Pod{pod}, []podSnapshot{before})
+}
+
+// expectAllUndisturbed watches several pods over one interval.
+func expectAllUndisturbed(ctx context.Context, pods []*corev1.Pod, before []podSnapshot) {
+	ginkgo.GinkgoHelper()
+	gomega.Consistently(ctx, func(ctx context.Context) []podSnapshot {
+		now := make([]podSnapshot, len(pods))
+		for i, p := range pods {
+			now[i] = snapshot(ctx, p)
+		}
+		return now
+	}).WithTimeout(stableFor).Should(gomega.Equal(before), "every pod should stay running, same UID, no restarts")
 }
 
 // podEvents lists "reason: message" of the events of one pod.
@@ -152,21 +198,6 @@ func podEvents(ctx context.Context, pod *corev1.Pod) []string {
 		out = append(out, e.Type+" "+e.Reason+": "+e.Message)
 	}
 	return out
-}
-
-// requireKind skips a spec that must look inside nodes when the cluster is not
-// a kind cluster of this machine.
-func requireKind() {
-	if env.Cluster == nil {
-		ginkgo.Skip("looks inside the nodes, which needs a kind cluster on this machine")
-	}
-}
-
-// requireGateSwitching skips specs that restart components where that is not allowed.
-func requireGateSwitching() {
-	if ok, why := env.CanSwitchGates(); !ok {
-		ginkgo.Skip(why)
-	}
 }
 
 func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -10,8 +12,10 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 )
@@ -25,20 +29,39 @@ type scraper struct {
 	node string
 }
 
-func newScraper(ctx context.Context, f *framework.Framework) *scraper {
+// newScraper reaches the metric endpoints of the components a spec reads,
+// on the control-plane node. On a cluster the suite created they must answer:
+// an unreachable endpoint fails the spec with the cause; only an existing
+// cluster may skip (release.NeedMetricsEndpoints).
+func newScraper(ctx context.Context, f *framework.Framework, reads ...metrics.Component) *scraper {
 	ginkgo.GinkgoHelper()
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
-	framework.ExpectNoError(err)
-	if len(nodes.Items) == 0 {
-		ginkgo.Skip("no control-plane node is visible, so the components' metric endpoints cannot be reached")
-	}
-	s, err := metrics.NewScraper(ctx, env.Client, env.Config, f.Namespace.Name)
-	framework.ExpectNoError(err)
-	ginkgo.DeferCleanup(s.Cleanup, f.Namespace.Name)
-	sc := &scraper{Scraper: s, node: nodes.Items[0].Name}
-	if _, err := sc.Scrape(ctx, metrics.ControllerManager, sc.node); err != nil {
-		ginkgo.Skip("the metric endpoint of kube-controller-manager cannot be reached: " + err.Error())
-	}
+	var sc *scraper
+	require(ctx, release.NeedMetricsEndpoints, func(ctx context.Context) error {
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+		if err != nil {
+			return err
+		}
+		if len(nodes.Items) == 0 {
+			return errors.New("no node has the control-plane role, so the components' metric endpoints cannot be found")
+		}
+		s, err := metrics.NewScraper(ctx, env.Client, env.Config, f.Namespace.Name)
+		if err != nil {
+			return err
+		}
+		ginkgo.DeferCleanup(s.Cleanup, f.Namespace.Name)
+		sc = &scraper{Scraper: s, node: nodes.Items[0].Name}
+		for _, c := range reads {
+			// The token's binding to system:monitoring takes a moment to be in force.
+			var last error
+			if err := wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, last = sc.Scrape(ctx, c, sc.node)
+				return last == nil, nil
+			}); err != nil {
+				return fmt.Errorf("the metric endpoint of %s on %s does not answer: %v", c.Name, sc.node, last)
+			}
+		}
+		return nil
+	})
 	return sc
 }
 
@@ -47,7 +70,8 @@ func (s *scraper) controllerManager(ctx context.Context) (metrics.Families, erro
 }
 
 // creates is the creation counters by outcome, as the release names them.
-type creates struct{ AdminSuccess, OrdinarySuccess, Failure float64 }
+// AdminFailure is the part of Failure labelled admin_access="true" (1.34+).
+type creates struct{ AdminSuccess, OrdinarySuccess, Failure, AdminFailure float64 }
 
 func readCreates(f metrics.Families) creates {
 	m := env.Rel.Metrics
@@ -58,11 +82,12 @@ func readCreates(f metrics.Families) creates {
 		AdminSuccess:    f.Sum(m.CreatesTotal, map[string]string{"admin_access": "true", "status": "success"}),
 		OrdinarySuccess: f.Sum(m.CreatesTotal, map[string]string{"admin_access": "false", "status": "success"}),
 		Failure:         f.Sum(m.CreatesTotal, map[string]string{"status": "failure"}),
+		AdminFailure:    f.Sum(m.CreatesTotal, map[string]string{"admin_access": "true", "status": "failure"}),
 	}
 }
 
 func (c creates) minus(o creates) creates {
-	return creates{c.AdminSuccess - o.AdminSuccess, c.OrdinarySuccess - o.OrdinarySuccess, c.Failure - o.Failure}
+	return creates{c.AdminSuccess - o.AdminSuccess, c.OrdinarySuccess - o.OrdinarySuccess, c.Failure - o.Failure, c.AdminFailure - o.AdminFailure}
 }
 
 // expectedCreates is what N admin and M ordinary creations add, per release.
@@ -124,6 +149,24 @@ func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
 	}
 }
 
+// createsSince reads how the creation counters moved since before.
+func (s *scraper) createsSince(before metrics.Families) func(ctx context.Context) (creates, error) {
+	return func(ctx context.Context) (creates, error) {
+		after, err := s.controllerManager(ctx)
+		if err != nil {
+			return creates{}, err
+		}
+		return readCreates(after).minus(readCreates(before)), nil
+	}
+}
+
+// expectFamily fails unless the scrape has the family: a delta computed from
+// an absent (renamed, unregistered) family would read 0 and prove nothing.
+func expectFamily(f metrics.Families, name string) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(f.Has(name)).To(gomega.BeTrue(), "the scrape has no family %s", name)
+}
+
 func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, n int) []*corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var pods []*corev1.Pod
@@ -140,7 +183,7 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 
 	ginkgo.It("counts claims created from admin-access and ordinary templates exactly, by admin_access", func(ctx context.Context) {
 		kep("resourceclaim_controller_creates_total shows admin access in use")
-		s := newScraper(ctx, f)
+		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		adminTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
@@ -154,20 +197,14 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		pods := append(startFromTemplate(ctx, b, adminTmpl, admin), startFromTemplate(ctx, b, ordinaryTmpl, ordinary)...)
 		podsWithClaims(ctx, pods)
 		want := expectedCreates(admin, ordinary)
-		delta := func(ctx context.Context) (creates, error) {
-			after, err := s.controllerManager(ctx)
-			if err != nil {
-				return creates{}, err
-			}
-			return readCreates(after).minus(readCreates(before)), nil
-		}
+		delta := s.createsSince(before)
 		gomega.Eventually(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
 		gomega.Consistently(ctx, delta).WithTimeout(stableFor).Should(gomega.Equal(want), "and by no more")
 	})
 
 	ginkgo.It("keeps resourceclaim_controller_resource_claims equal to the claims that exist, before and after allocation and after deletion", func(ctx context.Context) {
 		kep("resourceclaim_controller_resource_claims shows admin-access claims and their allocation")
-		s := newScraper(ctx, f)
+		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		matches := func(what string) {
@@ -196,6 +233,18 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		framework.ExpectNoError(err)
 		expectRunning(ctx, b, pod)
 		matches("with the admin-access claim allocated")
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		fromTemplate := startFromTemplate(ctx, b, tmpl, 1)[0]
+		expectRunning(ctx, b, fromTemplate)
+		matches("with a claim made from an admin-access template, allocated")
+		if env.Rel.Metrics.SourceLabel {
+			fams, err := s.controllerManager(ctx)
+			framework.ExpectNoError(err)
+			gomega.Expect(claimGauge(fams)).To(gomega.HaveKeyWithValue("admin_access=true,allocated=true,source=resource_claim_template", gomega.BeNumerically(">=", 1)),
+				"%s labels claims made from templates with source", env.Rel.Metrics.ResourceClaims)
+		}
+		deletePod(ctx, fromTemplate)
 		framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
 		framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
 		gomega.Eventually(ctx, func(ctx context.Context) error {
@@ -203,5 +252,72 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 			return err
 		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
 		matches("after the claim is deleted")
+	})
+
+	ginkgo.It("counts a claim creation refused by kube-apiserver as a failure labelled admin_access=true, when the label went after the template was stored", func(ctx context.Context) {
+		kep("resourceclaim_controller_creates_total shows failed creations of admin-access claims")
+		s := newScraper(ctx, f, metrics.ControllerManager)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
+		before, err := s.controllerManager(ctx)
+		framework.ExpectNoError(err)
+		pod := startFromTemplate(ctx, b, tmpl, 1)[0]
+
+		refused := fmt.Sprintf("Warning FailedResourceClaimCreation: PodResourceClaim c-%s: ", tmpl.Name)
+		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
+			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix(refused),
+				gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial()))),
+				"kube-controller-manager reports kube-apiserver's denial on the pod")
+		// The controller retries with backoff, and each refused attempt counts.
+		gomega.Eventually(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
+		after, err := s.controllerManager(ctx)
+		framework.ExpectNoError(err)
+		got := readCreates(after).minus(readCreates(before))
+		if env.Rel.Metrics.Labelled {
+			expectFamily(after, env.Rel.Metrics.CreatesTotal)
+			gomega.Expect(got.AdminFailure).To(gomega.Equal(got.Failure), "every failure is labelled admin_access=\"true\"")
+		} else {
+			expectFamily(after, env.Rel.Metrics.CreateFailures)
+		}
+		gomega.Expect(got.AdminSuccess+got.OrdinarySuccess).To(gomega.BeZero(), "no creation succeeded")
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.BeEmpty(), "no claim exists")
+		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
+	})
+
+	ginkgo.It("counts a pod whose admin-access claim no device can satisfy in scheduler_unschedulable_pods for the DynamicResources plugin, until it goes", func(ctx context.Context) {
+		kep("kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources")
+		s := newScraper(ctx, f, metrics.Scheduler)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		name := env.Rel.Metrics.SchedulerUnschedulable
+		dra := map[string]string{"plugin": "DynamicResources", "profile": corev1.DefaultSchedulerName}
+		unschedulable := func(ctx context.Context) (float64, error) {
+			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
+			if err != nil {
+				return 0, err
+			}
+			return fams.Sum(name, dra), nil
+		}
+		baseline, err := unschedulable(ctx)
+		framework.ExpectNoError(err)
+
+		// No device of the driver has index 99, on any node.
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(99)))
+		framework.ExpectNoError(err)
+		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue())
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		expectUnschedulable(ctx, b, pod, claim.Name, "no device matches")
+		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
+			"%s{plugin=\"DynamicResources\"} counts the pod", name)
+		fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
+		framework.ExpectNoError(err)
+		expectFamily(fams, name)
+
+		deletePod(ctx, pod)
+		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
 	})
 })

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
 
 // Progress: after each spec, every process appends one line to a file the
@@ -24,12 +25,16 @@ func progressFile() string { return filepath.Join(cfg.Artifacts, ".progress") }
 // recordProgress runs after every spec (registered by newFramework).
 func recordProgress() {
 	r := ginkgo.CurrentSpecReport()
-	state := "passed"
-	switch {
-	case r.Failed():
+	declared := ""
+	for _, e := range r.ReportEntries {
+		if e.Name == report.DeclaredSkipEntry {
+			declared = e.StringRepresentation()
+		}
+	}
+	// The same judgement as report.json: an undeclared skip counts as failed.
+	state, _ := report.Outcome(r.State, r.Failure.Message, declared)
+	if r.Failed() {
 		state = "failed"
-	case r.State.Is(types.SpecStateSkipped):
-		state = "skipped"
 	}
 	os.MkdirAll(cfg.Artifacts, 0o755)
 	f, err := os.OpenFile(progressFile(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

@@ -41,23 +41,14 @@ var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() 
 
 	ginkgo.It("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", func(ctx context.Context) {
 		kep("a working cluster (prerequisite)")
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		framework.ExpectNoError(err)
-		var worker string
-		for _, n := range nodes.Items {
-			if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
-				worker = n.Name
-			}
-		}
-		if worker == "" {
-			ginkgo.Skip("the cluster has no worker node")
-		}
+		// A worker where there is one; a single-node cluster's pod runs beside its control plane.
+		worker := anyWorker(ctx)
 		b := newBuilder(f)
 		pod := b.Pod()
 		pod.Spec.Containers[0].Command = []string{"/workload", "probe"}
 		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 		pod.Spec.NodeName = worker
-		_, err = b.CreatePod(ctx, pod)
+		_, err := b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 		gomega.Eventually(ctx, func(ctx context.Context) (corev1.PodPhase, error) {
 			p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 )
@@ -36,10 +37,8 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 	ginkgo.It("keeps admin-access pods running through every step, and authorizes new claims by the label key the running apiserver reads", func(ctx context.Context) {
 		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
 		from := env.Rel
-		to, ok, why := env.CanSwitchRelease()
-		if !ok {
-			ginkgo.Skip(why)
-		}
+		require(ctx, release.NeedReleaseSwitching, nil)
+		to, _ := from.Next()
 		bitsDir := filepath.Join(cfg.OutputDir, "release-bits")
 		up, err := kindcluster.ExtractReleaseBits(ctx, to, env.UpgradeNodeImage, filepath.Join(bitsDir, to.Minor))
 		framework.ExpectNoError(err)
@@ -127,8 +126,13 @@ func switchRelease(ctx context.Context, bits *kindcluster.ReleaseBits) {
 // restarts and that each admin-access claim is still allocated with the flag.
 func expectUndisturbedAll(ctx context.Context, b *builder.Builder, pods []adminPod) {
 	ginkgo.GinkgoHelper()
+	var watched []*corev1.Pod
+	var before []podSnapshot
 	for _, p := range pods {
-		expectUndisturbed(ctx, p.pod, p.before)
+		watched, before = append(watched, p.pod), append(before, p.before)
+	}
+	expectAllUndisturbed(ctx, watched, before)
+	for _, p := range pods {
 		if p.claim == "" {
 			continue
 		}

@@ -48,21 +48,9 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 	if err := to.CheckRunnable(c.Release); err != nil {
 		return nil, err
 	}
-	cp, err := c.ControlPlane()
-	if err != nil {
-		return nil, err
-	}
 	changes := profile.Diff(c.Release, c.Profile, to)
-	// Read before any write, while kube-apiserver still answers.
-	hashes := map[profile.Component]string{}
-	for _, ch := range changes {
-		if ch.Component != profile.Kubelet {
-			hashes[ch.Component] = c.mirrorPodHash(ctx, cp, ch.Component)
-		}
-	}
 	took := map[profile.Component]time.Duration{}
-	start := time.Now()
-	var written []profile.Change
+	static := map[profile.Component]bool{}
 	for _, ch := range changes {
 		if ch.Component == profile.Kubelet {
 			d, err := c.SetAdminAccess(ctx, ch.Component, ch.Enable)
@@ -72,22 +60,56 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 			}
 			continue
 		}
-		_, changed, err := c.WriteStaticPodGate(ctx, ch.Component, ch.Enable)
+		static[ch.Component] = ch.Enable
+	}
+	st, err := c.SetStaticPodGates(ctx, static)
+	for comp, d := range st {
+		took[comp] = d
+	}
+	if err != nil {
+		return took, err
+	}
+	c.Profile = to
+	return took, nil
+}
+
+// SetStaticPodGates sets DRAAdminAccess in several control-plane components
+// at once: every manifest is rewritten first and then all are waited for, so
+// the call costs the slowest restart, not the sum. The durations run from the
+// first write to each component's return.
+func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Component]bool) (map[profile.Component]time.Duration, error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	// Stable order, and the hashes read before any write, while kube-apiserver still answers.
+	var comps []profile.Component
+	hashes := map[profile.Component]string{}
+	for _, comp := range profile.ControlPlane {
+		if _, ok := gates[comp]; ok {
+			comps = append(comps, comp)
+			hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
+		}
+	}
+	took := map[profile.Component]time.Duration{}
+	start := time.Now()
+	var written []profile.Component
+	for _, comp := range comps {
+		_, changed, err := c.WriteStaticPodGate(ctx, comp, gates[comp])
 		if err != nil {
 			return took, err
 		}
 		if changed {
-			written = append(written, ch)
+			written = append(written, comp)
 		}
 	}
-	for _, ch := range written {
-		err := c.waitGate(ctx, cp, ch.Component, hashes[ch.Component], ch.Enable)
-		took[ch.Component] = time.Since(start)
+	for _, comp := range written {
+		err := c.waitGate(ctx, cp, comp, hashes[comp], gates[comp])
+		took[comp] = time.Since(start)
 		if err != nil {
 			return took, err
 		}
 	}
-	c.Profile = to
 	return took, nil
 }
 

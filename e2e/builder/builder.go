@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// RequestName is the name of every claim's single request.
+// RequestName is the name of a one-request claim's request.
 const RequestName = "req-0"
 
 // Builder makes objects in one namespace.
@@ -76,14 +76,31 @@ func DeviceIndex(i int) RequestOption {
 	}
 }
 
-func (b *Builder) spec(opts []RequestOption, configs []string) resourceapi.ResourceClaimSpec {
-	exact := &resourceapi.ExactDeviceRequest{DeviceClassName: b.Class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
-	for _, o := range opts {
-		o(b, exact)
+// Request is the shape of one request of a claim with several (ClaimOf,
+// TemplateOf): Request(AdminAccess()) asks for one device with admin access.
+func Request(opts ...RequestOption) []RequestOption { return opts }
+
+// RequestNameAt is the name of request i: req-0, req-1, ...
+func RequestNameAt(i int) string { return fmt.Sprintf("req-%d", i) }
+
+// NotDeviceIndex keeps the request off the driver's device with that index,
+// so an ordinary request never competes with devices a spec aims at.
+func NotDeviceIndex(i int) RequestOption {
+	return func(b *Builder, r *resourceapi.ExactDeviceRequest) {
+		r.Selectors = append(r.Selectors, resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{
+			Expression: fmt.Sprintf("device.attributes[%q].index != %d", b.DriverName, i)}})
 	}
-	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{{Name: RequestName, Exactly: exact}},
-	}}
+}
+
+func (b *Builder) spec(requests [][]RequestOption, configs []string) resourceapi.ResourceClaimSpec {
+	var spec resourceapi.ResourceClaimSpec
+	for i, opts := range requests {
+		exact := &resourceapi.ExactDeviceRequest{DeviceClassName: b.Class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
+		for _, o := range opts {
+			o(b, exact)
+		}
+		spec.Devices.Requests = append(spec.Devices.Requests, resourceapi.DeviceRequest{Name: RequestNameAt(i), Exactly: exact})
+	}
 	for _, raw := range configs {
 		spec.Devices.Config = append(spec.Devices.Config, resourceapi.DeviceClaimConfiguration{
 			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
@@ -94,24 +111,34 @@ func (b *Builder) spec(opts []RequestOption, configs []string) resourceapi.Resou
 
 // Claim builds a ResourceClaim with one request.
 func (b *Builder) Claim(opts ...RequestOption) *resourceapi.ResourceClaim {
+	return b.ClaimOf(opts)
+}
+
+// ClaimOf builds a ResourceClaim with one request per argument, in order.
+func (b *Builder) ClaimOf(requests ...[]RequestOption) *resourceapi.ResourceClaim {
 	return &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: b.name("claim"), Namespace: b.Namespace},
-		Spec:       b.spec(opts, nil),
+		Spec:       b.spec(requests, nil),
 	}
 }
 
 // ClaimWithConfig builds a claim carrying opaque configuration for the driver.
 func (b *Builder) ClaimWithConfig(rawConfig string, opts ...RequestOption) *resourceapi.ResourceClaim {
 	c := b.Claim(opts...)
-	c.Spec = b.spec(opts, []string{rawConfig})
+	c.Spec = b.spec([][]RequestOption{opts}, []string{rawConfig})
 	return c
 }
 
 // Template builds a ResourceClaimTemplate with one request.
 func (b *Builder) Template(opts ...RequestOption) *resourceapi.ResourceClaimTemplate {
+	return b.TemplateOf(opts)
+}
+
+// TemplateOf builds a ResourceClaimTemplate with one request per argument, in order.
+func (b *Builder) TemplateOf(requests ...[]RequestOption) *resourceapi.ResourceClaimTemplate {
 	return &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: b.name("template"), Namespace: b.Namespace},
-		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: b.spec(opts, nil)},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: b.spec(requests, nil)},
 	}
 }
 
@@ -143,7 +170,7 @@ func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(1)),
 		Containers: []corev1.Container{{
-			Name: "workload", Image: b.Image, Command: []string{"/workload"},
+			Name: WorkloadContainer, Image: b.Image, Command: []string{"/workload"},
 			ImagePullPolicy: corev1.PullIfNotPresent,
 		}},
 	}
@@ -152,6 +179,22 @@ func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
 		spec.Containers[0].Resources.Claims = append(spec.Containers[0].Resources.Claims, corev1.ResourceClaim{Name: c.Name})
 	}
 	return spec
+}
+
+// ContainerPerRequest builds a pod with one container per named request of
+// one claim; container i uses only request i (resources.claims[].request),
+// so each sees only the devices allocated for its own request.
+func (b *Builder) ContainerPerRequest(claim PodClaim, requests ...string) *corev1.Pod {
+	pod := b.Pod(claim)
+	proto := pod.Spec.Containers[0]
+	pod.Spec.Containers = nil
+	for _, r := range requests {
+		c := *proto.DeepCopy()
+		c.Name = r
+		c.Resources.Claims = []corev1.ResourceClaim{{Name: claim.Name, Request: r}}
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+	}
+	return pod
 }
 
 // OnNode pins a pod to a node.
@@ -180,10 +223,18 @@ func (b *Builder) GetClaim(ctx context.Context, name string) (*resourceapi.Resou
 	return b.DRA.ResourceClaims(b.Namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
+// WorkloadContainer is the name of the one container of Pod.
+const WorkloadContainer = "workload"
+
 // WorkloadEnv is what the pod's workload printed: its DRA_ variables. The
 // second result is false until the workload has said it is ready.
 func (b *Builder) WorkloadEnv(ctx context.Context, podName string) (map[string]string, bool, error) {
-	raw, err := b.Client.CoreV1().Pods(b.Namespace).GetLogs(podName, &corev1.PodLogOptions{Container: "workload"}).DoRaw(ctx)
+	return b.ContainerEnv(ctx, podName, WorkloadContainer)
+}
+
+// ContainerEnv is WorkloadEnv for one container of a pod with several.
+func (b *Builder) ContainerEnv(ctx context.Context, podName, container string) (map[string]string, bool, error) {
+	raw, err := b.Client.CoreV1().Pods(b.Namespace).GetLogs(podName, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -52,3 +52,29 @@ func TestParseWorkloadLog(t *testing.T) {
 		t.Fatal("not ready before the ready line")
 	}
 }
+
+func TestSeveralRequestsAndAContainerPerRequest(t *testing.T) {
+	b := &Builder{Namespace: "ns", Class: "cls", DriverName: "drv", Image: "img:1"}
+	c := b.ClaimOf(Request(), Request(AdminAccess(), DeviceIndex(1)))
+	reqs := c.Spec.Devices.Requests
+	if len(reqs) != 2 || reqs[0].Name != "req-0" || reqs[1].Name != RequestNameAt(1) || reqs[0].Exactly.AdminAccess != nil || !*reqs[1].Exactly.AdminAccess {
+		t.Fatalf("requests %+v", reqs)
+	}
+	if len(reqs[1].Exactly.Selectors) != 1 || len(reqs[0].Exactly.Selectors) != 0 {
+		t.Fatal("options must shape only their own request")
+	}
+	tmpl := b.TemplateOf(Request(AdminAccess()), Request())
+	if r := tmpl.Spec.Spec.Devices.Requests; len(r) != 2 || !*r[0].Exactly.AdminAccess || r[1].Exactly.AdminAccess != nil {
+		t.Fatalf("template requests %+v", r)
+	}
+	pod := b.ContainerPerRequest(UsingClaim(c), "req-0", "req-1")
+	if len(pod.Spec.Containers) != 2 || len(pod.Spec.ResourceClaims) != 1 {
+		t.Fatalf("pod %+v", pod.Spec)
+	}
+	for i, ctr := range pod.Spec.Containers {
+		want := RequestNameAt(i)
+		if ctr.Name != want || len(ctr.Resources.Claims) != 1 || ctr.Resources.Claims[0].Request != want || ctr.Resources.Claims[0].Name != pod.Spec.ResourceClaims[0].Name {
+			t.Fatalf("container %d: %+v", i, ctr)
+		}
+	}
+}

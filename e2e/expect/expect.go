@@ -53,6 +53,20 @@ func (m *forbiddenAt) NegatedFailureMessage(actual any) string {
 	return fmt.Sprintf("expected no denial at %q, seen: %s", m.path, describe(actual))
 }
 
+// CauseFields lists the field of every cause of an API error, so a spec can
+// assert that a denial names exactly one field. Nil for any other error.
+func CauseFields(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range status.Status().Details.Causes {
+		out = append(out, c.Field)
+	}
+	return out
+}
+
 func describe(actual any) string {
 	err, ok := actual.(error)
 	if !ok || err == nil {

@@ -34,3 +34,12 @@ func TestMatchForbiddenAt(t *testing.T) {
 		t.Fatal("failure message")
 	}
 }
+
+func TestCauseFields(t *testing.T) {
+	if got := CauseFields(invalid("x", "y")); len(got) != 1 || got[0] != "spec.devices.requests[0].adminAccess" {
+		t.Fatalf("fields %v", got)
+	}
+	if CauseFields(errors.New("plain")) != nil || CauseFields(nil) != nil {
+		t.Fatal("no fields for a plain error or none")
+	}
+}

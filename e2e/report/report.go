@@ -17,11 +17,17 @@ import (
 
 // KEPEntry is the report entry name under which a spec states the KEP
 // requirement it covers; ProfileEntry the profile it ran under when it moved
-// the cluster away from the suite's.
+// the cluster away from the suite's; DeclaredSkipEntry the release table's
+// need (release.Need) whose declared skip the spec took.
 const (
-	KEPEntry     = "KEP requirement"
-	ProfileEntry = "profile"
+	KEPEntry          = "KEP requirement"
+	ProfileEntry      = "profile"
+	DeclaredSkipEntry = "declared skip"
 )
+
+// UndeclaredSkip starts the reason of a spec that skipped without a skip the
+// release table declares; the report counts it as failed.
+const UndeclaredSkip = "skipped without a declared reason: "
 
 // Meta describes the cluster the run used.
 type Meta struct {
@@ -34,21 +40,25 @@ type Meta struct {
 
 // Spec is one spec's outcome.
 type Spec struct {
-	Name     string   `json:"name"`
-	Labels   []string `json:"labels"`
-	Profile  string   `json:"profile"`
-	State    string   `json:"state"` // passed, failed, skipped
-	Reason   string   `json:"reason,omitempty"`
-	Seconds  float64  `json:"seconds"`
-	KEP      string   `json:"kepRequirement,omitempty"`
-	Location string   `json:"location"`
+	Name    string   `json:"name"`
+	Labels  []string `json:"labels"`
+	Profile string   `json:"profile"`
+	State   string   `json:"state"` // passed, failed, skipped, not selected
+	Reason  string   `json:"reason,omitempty"`
+	// Declared is the release table's need behind a skip.
+	Declared string  `json:"declaredSkip,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	KEP      string  `json:"kepRequirement,omitempty"`
+	Location string  `json:"location"`
 }
 
-// Totals counts outcomes.
+// Totals counts outcomes. Skipped counts only skips the release table
+// declares; NotSelected the specs a label filter or focus left out.
 type Totals struct {
-	Passed  int `json:"passed"`
-	Failed  int `json:"failed"`
-	Skipped int `json:"skipped"`
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	NotSelected int `json:"notSelected"`
 }
 
 // Report is the whole run of one release.
@@ -81,27 +91,57 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 				spec.KEP = e.StringRepresentation()
 			case ProfileEntry:
 				spec.Profile = e.StringRepresentation()
+			case DeclaredSkipEntry:
+				spec.Declared = e.StringRepresentation()
 			}
 		}
-		switch {
-		case s.State == types.SpecStatePassed:
-			spec.State = "passed"
+		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared)
+		switch spec.State {
+		case "passed":
 			out.Totals.Passed++
-		case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-			spec.State = "skipped"
-			spec.Reason = firstLine(s.Failure.Message)
-			if spec.Reason == "" {
-				spec.Reason = "not selected by the label filter or focus"
-			}
+		case "skipped":
 			out.Totals.Skipped++
+		case "not selected":
+			out.Totals.NotSelected++
 		default:
-			spec.State = "failed"
-			spec.Reason = s.Failure.Message
 			out.Totals.Failed++
 		}
 		out.Specs = append(out.Specs, spec)
 	}
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
+	return out
+}
+
+// Outcome is how the suite counts one spec: a skip is "skipped" only when the
+// spec took a skip the release table declares (declared names its need); any
+// other skip is "failed", since a green run must mean every applicable check
+// ran. A spec that never started (no message: left out by the label filter
+// or focus) is "not selected".
+func Outcome(state types.SpecState, message, declared string) (string, string) {
+	switch {
+	case state == types.SpecStatePassed:
+		return "passed", ""
+	case state == types.SpecStateSkipped || state == types.SpecStatePending:
+		reason := firstLine(message)
+		switch {
+		case reason == "" && declared == "":
+			return "not selected", "left out by the label filter or focus"
+		case declared == "":
+			return "failed", UndeclaredSkip + reason
+		}
+		return "skipped", reason
+	}
+	return "failed", message
+}
+
+// Undeclared lists the specs counted failed for an undeclared skip.
+func (r Report) Undeclared() []string {
+	var out []string
+	for _, s := range r.Specs {
+		if strings.HasPrefix(s.Reason, UndeclaredSkip) {
+			out = append(out, s.Name)
+		}
+	}
 	return out
 }
 
@@ -134,6 +174,14 @@ func (r Report) Summary() string {
 	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
 }
 
+// Selection says how many specs a filter left out, or "" when none.
+func (r Report) Selection() string {
+	if r.Totals.NotSelected == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d specs not selected by the label filter or focus", r.Totals.NotSelected)
+}
+
 // Markdown renders report.md.
 func (r Report) Markdown() string {
 	var b strings.Builder
@@ -143,7 +191,11 @@ func (r Report) Markdown() string {
 		where = "existing cluster"
 	}
 	fmt.Fprintf(&b, "Cluster `%s` (%s), started %s, %s in all.\n\n", r.Cluster, where, r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
-	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**\n\n", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
+	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
+	if sel := r.Selection(); sel != "" {
+		fmt.Fprintf(&b, " (%s)", sel)
+	}
+	b.WriteString("\n\nEvery skip below is one the release table declares for this release and mode (its need is named); any other skip counts as failed.\n\n")
 	if len(r.Components) > 0 {
 		b.WriteString("| component | version |\n|---|---|\n")
 		keys := make([]string, 0, len(r.Components))
@@ -161,7 +213,11 @@ func (r Report) Markdown() string {
 	}
 	b.WriteString("| result | spec | labels | profile | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Specs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, cell(s.KEP), cell(s.Reason))
+		reason := s.Reason
+		if s.Declared != "" {
+			reason = "declared (" + s.Declared + "): " + reason
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, cell(s.KEP), cell(reason))
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,13 +21,16 @@ func spec(text string, state types.SpecState, msg string, entries ...types.Repor
 func TestFromGinkgoCountsAndCarriesReasons(t *testing.T) {
 	kep := types.ReportEntry{Name: KEPEntry, Value: types.WrapEntryValue("only labelled namespaces get admin access")}
 	prof := types.ReportEntry{Name: ProfileEntry, Value: types.WrapEntryValue("scheduler-off")}
+	declared := types.ReportEntry{Name: DeclaredSkipEntry, Value: types.WrapEntryValue("gate-switching")}
 	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
 		spec("denies", types.SpecStatePassed, "", kep),
-		spec("locked", types.SpecStateSkipped, "DRAAdminAccess is GA-locked in Kubernetes 1.36\nmore"),
+		spec("locked", types.SpecStateSkipped, "DRAAdminAccess is GA-locked in Kubernetes 1.36\nmore", declared),
+		spec("scrapes", types.SpecStateSkipped, "the metric endpoint cannot be reached"),
+		spec("filtered", types.SpecStateSkipped, ""),
 		spec("toggles", types.SpecStateFailed, "expected x, seen y", prof),
 		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "no docker"}},
 	}}, Meta{Release: "1.35", Profile: "default"})
-	if r.Totals != (Totals{Passed: 1, Failed: 1, Skipped: 1}) {
+	if r.Totals != (Totals{Passed: 1, Failed: 2, Skipped: 1, NotSelected: 1}) {
 		t.Fatalf("totals %+v", r.Totals)
 	}
 	byName := map[string]Spec{}
@@ -36,17 +40,59 @@ func TestFromGinkgoCountsAndCarriesReasons(t *testing.T) {
 	if s := byName["Admin access denies"]; s.KEP != "only labelled namespaces get admin access" || s.Profile != "default" || s.Seconds != 1.5 {
 		t.Fatalf("passed spec %+v", s)
 	}
-	if s := byName["Admin access locked"]; s.Reason != "DRAAdminAccess is GA-locked in Kubernetes 1.36" {
-		t.Fatalf("skip reason %q", s.Reason)
+	if s := byName["Admin access locked"]; s.State != "skipped" || s.Reason != "DRAAdminAccess is GA-locked in Kubernetes 1.36" || s.Declared != "gate-switching" {
+		t.Fatalf("declared skip %+v", s)
+	}
+	if s := byName["Admin access scrapes"]; s.State != "failed" || s.Reason != UndeclaredSkip+"the metric endpoint cannot be reached" {
+		t.Fatalf("undeclared skip %+v", s)
+	}
+	if s := byName["Admin access filtered"]; s.State != "not selected" {
+		t.Fatalf("filtered spec %+v", s)
 	}
 	if s := byName["Admin access toggles"]; s.Profile != "scheduler-off" || s.State != "failed" {
 		t.Fatalf("failed spec %+v", s)
 	}
+	if got := r.Undeclared(); len(got) != 1 || got[0] != "Admin access scrapes" {
+		t.Fatalf("undeclared %v", got)
+	}
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "no docker") {
 		t.Fatalf("suite problems %v", r.Problems)
 	}
-	if got := r.Summary(); got != "e2e: 1 passed, 1 failed, 1 skipped" {
+	if got := r.Summary(); got != "e2e: 1 passed, 2 failed, 1 skipped" {
 		t.Fatal(got)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"(1 specs not selected by the label filter or focus)", "declared (gate-switching): DRAAdminAccess is GA-locked"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The suite's specs skip only through require (e2e/skips_test.go), which
+// consults the release table; a direct ginkgo.Skip elsewhere would be a skip
+// nobody declared. The report catches one at run time too; this catches it
+// before any cluster is made.
+func TestSpecsSkipOnlyThroughTheReleaseTable(t *testing.T) {
+	files, err := filepath.Glob("../*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no spec files found: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(data), "ginkgo.Skip(")
+		if filepath.Base(f) == "skips_test.go" {
+			if n != 1 {
+				t.Errorf("%s: want exactly one ginkgo.Skip (in require), found %d", f, n)
+			}
+			continue
+		}
+		if n > 0 {
+			t.Errorf("%s calls ginkgo.Skip directly %d time(s); use require with a need the release table declares", f, n)
+		}
 	}
 }
 

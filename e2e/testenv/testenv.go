@@ -236,10 +236,14 @@ func Connect(sh Shared) (*Env, error) {
 	}
 	env.DRA = draclient.New(env.Client)
 	if sh.Kind {
-		if c, err := kindcluster.Attach(sh.ClusterName, rel, sh.KubeconfigPath); err == nil {
-			c.Profile = prof
-			env.Cluster = c
+		// Setup found (or made) this kind cluster: not reaching it now is a
+		// fault of the run, never a reason to skip what needs its nodes.
+		c, err := kindcluster.Attach(sh.ClusterName, rel, sh.KubeconfigPath)
+		if err != nil {
+			return nil, fmt.Errorf("attaching to kind cluster %s: %w", sh.ClusterName, err)
 		}
+		c.Profile = prof
+		env.Cluster = c
 	}
 	return env, nil
 }
@@ -254,31 +258,10 @@ func Decode(b []byte) (Shared, error) {
 	return s, err
 }
 
-// CanSwitchGates says whether specs may restart components, and if not, why.
-func (e *Env) CanSwitchGates() (bool, string) {
-	if !e.Owned || e.Cluster == nil {
-		return false, "switches feature gates, which needs a cluster this suite created (not one given with --kubeconfig)"
-	}
-	if !e.Rel.GateSwitchable() {
-		return false, fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", release.Gate, e.Rel.GateState, e.Rel.Minor)
-	}
-	return true, ""
-}
-
-// CanSwitchRelease says whether the in-place upgrade spec can run (to the
-// release it returns), and if not, why.
-func (e *Env) CanSwitchRelease() (release.Release, bool, string) {
-	if !e.Owned || e.Cluster == nil {
-		return release.Release{}, false, "swaps control-plane images and kubelets, which needs a cluster this suite created (not one given with --kubeconfig)"
-	}
-	next, ok := e.Rel.Next()
-	if !ok {
-		return release.Release{}, false, fmt.Sprintf("Kubernetes %s is the newest release the suite pins; there is no release to upgrade to", e.Rel.Minor)
-	}
-	if e.UpgradeNodeImage == "" {
-		return next, false, fmt.Sprintf("no node image for Kubernetes %s was given (--upgrade-node-image; make e2e builds it unless UPGRADE=0)", next.Minor)
-	}
-	return next, true, ""
+// Mode is how this run reaches its cluster, as the release table's declared
+// skips read it.
+func (e *Env) Mode() release.Mode {
+	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != ""}
 }
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it

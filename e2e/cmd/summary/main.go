@@ -1,5 +1,6 @@
 // Command summary prints a report.json's closing line ("e2e: N passed, N
-// failed, N skipped") and exits non-zero when anything failed.
+// failed, N skipped") and exits non-zero when anything failed, a skip the
+// release table does not declare included.
 package main
 
 import (
@@ -18,6 +19,12 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "summary:", err)
 		os.Exit(1)
+	}
+	if sel := r.Selection(); sel != "" {
+		fmt.Println("e2e:", sel)
+	}
+	for _, name := range r.Undeclared() {
+		fmt.Println("e2e: undeclared skip (counted failed):", name)
 	}
 	fmt.Println(r.Summary())
 	if r.Totals.Failed > 0 || len(r.Problems) > 0 {

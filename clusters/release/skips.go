@@ -1,0 +1,101 @@
+package release
+
+import "fmt"
+
+// A skip is a verdict too: a spec may skip only where this table declares
+// that it cannot run, for the release and the way the suite reaches the
+// cluster. Anywhere else the spec must get what it needs or fail with the
+// cause, and the suite reports any other skip as a failure.
+
+// Need is something a spec needs that not every run can give it.
+type Need string
+
+const (
+	// NeedGateSwitching: restarting components with DRAAdminAccess switched.
+	NeedGateSwitching Need = "gate-switching"
+	// NeedReleaseSwitching: swapping control-plane images and kubelets to the next release.
+	NeedReleaseSwitching Need = "release-switching"
+	// NeedGateLock: a release where the gate is locked, to see a component refuse it off.
+	NeedGateLock Need = "gate-lock"
+	// NeedNodeAccess: running commands inside the nodes (CDI files, component logs).
+	NeedNodeAccess Need = "node-access"
+	// NeedMetricsEndpoints: reading kube-controller-manager's and kube-scheduler's secure ports.
+	NeedMetricsEndpoints Need = "metrics-endpoints"
+)
+
+// Mode is how this run reaches its cluster.
+type Mode struct {
+	// Existing: the cluster was given with --kubeconfig; the suite did not create it.
+	Existing bool
+	// NodeAccess: its nodes are kind containers on this machine.
+	NodeAccess bool
+	// UpgradeImage: the next release's node image was given (make e2e gets it unless UPGRADE=0).
+	UpgradeImage bool
+}
+
+// declaredSkip is one row: when a Need cannot be had, and the reason the report shows.
+type declaredSkip struct {
+	need Need
+	// when says whether the row applies; the string it returns is the reason.
+	when func(r Release, m Mode) (string, bool)
+	// doc is the row as README.md lists it.
+	doc string
+}
+
+const existingCluster = "the cluster was given with --kubeconfig; "
+
+var declaredSkips = []declaredSkip{
+	{NeedGateSwitching, func(_ Release, m Mode) (string, bool) {
+		return existingCluster + "switching feature gates needs a cluster this suite created", m.Existing
+	}, "the cluster was given with --kubeconfig"},
+	{NeedGateSwitching, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", Gate, r.GateState, r.Minor), r.GateState == GALocked
+	}, "the gate is GA-locked (1.36)"},
+	{NeedReleaseSwitching, func(_ Release, m Mode) (string, bool) {
+		return existingCluster + "swapping control-plane images and kubelets needs a cluster this suite created", m.Existing
+	}, "the cluster was given with --kubeconfig"},
+	{NeedReleaseSwitching, func(r Release, _ Mode) (string, bool) {
+		_, ok := r.Next()
+		return fmt.Sprintf("Kubernetes %s is the newest release the suite pins; there is no release to upgrade to", r.Minor), !ok
+	}, "the newest release the suite pins"},
+	{NeedReleaseSwitching, func(r Release, m Mode) (string, bool) {
+		next, ok := r.Next()
+		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
+	}, "no node image of the next release was given (`UPGRADE=0`)"},
+	{NeedGateLock, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateState != GALocked
+	}, "the gate is not locked (1.33–1.35)"},
+	{NeedGateLock, func(_ Release, m Mode) (string, bool) {
+		return existingCluster + "restarting components needs a cluster this suite created", m.Existing
+	}, "the cluster was given with --kubeconfig"},
+	{NeedNodeAccess, func(_ Release, m Mode) (string, bool) {
+		return existingCluster + "it is not a kind cluster on this machine, so its nodes cannot be looked inside", m.Existing && !m.NodeAccess
+	}, "the cluster was given with --kubeconfig and is not a kind cluster on this machine"},
+	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
+		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
+	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},
+}
+
+// DeclaredSkip says whether a spec that cannot have n may skip on this
+// release in this mode, and with which reason. Where it may not, the spec
+// must fail instead.
+func (r Release) DeclaredSkip(n Need, m Mode) (string, bool) {
+	for _, d := range declaredSkips {
+		if d.need != n {
+			continue
+		}
+		if why, ok := d.when(r, m); ok {
+			return why, true
+		}
+	}
+	return "", false
+}
+
+// DeclaredSkipDocs lists every row as "need: when", for the README and the report.
+func DeclaredSkipDocs() []string {
+	out := make([]string, len(declaredSkips))
+	for i, d := range declaredSkips {
+		out[i] = fmt.Sprintf("%s: %s", d.need, d.doc)
+	}
+	return out
+}

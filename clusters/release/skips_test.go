@@ -1,0 +1,54 @@
+package release
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDeclaredSkips(t *testing.T) {
+	r133, _ := Get("1.33")
+	r135, _ := Get("1.35")
+	r136, _ := Get("1.36")
+	created := Mode{NodeAccess: true, UpgradeImage: true}
+	existing := Mode{Existing: true}
+	existingKind := Mode{Existing: true, NodeAccess: true}
+	cases := []struct {
+		name string
+		r    Release
+		n    Need
+		m    Mode
+		skip bool
+		why  string
+	}{
+		// On a cluster the suite made, with the upgrade image, 1.33-1.35 run everything but the lock spec.
+		{"1.35 gates switch", r135, NeedGateSwitching, created, false, ""},
+		{"1.35 upgrade", r135, NeedReleaseSwitching, created, false, ""},
+		{"1.35 nodes", r135, NeedNodeAccess, created, false, ""},
+		{"1.35 metrics", r135, NeedMetricsEndpoints, created, false, ""},
+		{"1.35 lock", r135, NeedGateLock, created, true, "DRAAdminAccess is beta in Kubernetes 1.35 and may be switched"},
+		{"1.33 lock", r133, NeedGateLock, created, true, "is alpha in Kubernetes 1.33"},
+		// 1.36: locked, newest.
+		{"1.36 gates", r136, NeedGateSwitching, created, true, "DRAAdminAccess is GA-locked in Kubernetes 1.36 and cannot be switched"},
+		{"1.36 lock", r136, NeedGateLock, created, false, ""},
+		{"1.36 upgrade", r136, NeedReleaseSwitching, created, true, "newest release the suite pins"},
+		// UPGRADE=0.
+		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image of Kubernetes 1.36 was given"},
+		// --kubeconfig.
+		{"existing gates", r135, NeedGateSwitching, existing, true, "--kubeconfig"},
+		{"existing lock", r136, NeedGateLock, existing, true, "--kubeconfig"},
+		{"existing upgrade", r135, NeedReleaseSwitching, existing, true, "--kubeconfig"},
+		{"existing metrics", r135, NeedMetricsEndpoints, existing, true, "metric endpoints"},
+		{"existing nodes", r135, NeedNodeAccess, existing, true, "not a kind cluster"},
+		{"existing kind nodes", r135, NeedNodeAccess, existingKind, false, ""},
+		{"unknown need", r135, Need("nothing"), existing, false, ""},
+	}
+	for _, c := range cases {
+		why, skip := c.r.DeclaredSkip(c.n, c.m)
+		if skip != c.skip || !strings.Contains(why, c.why) {
+			t.Errorf("%s: DeclaredSkip = %q, %t; want %t containing %q", c.name, why, skip, c.skip, c.why)
+		}
+	}
+	if docs := DeclaredSkipDocs(); len(docs) != len(declaredSkips) || !strings.HasPrefix(docs[0], "gate-switching: ") {
+		t.Errorf("docs %v", docs)
+	}
+}

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+)
+
+// require is the only way a spec skips. Where the release table declares that
+// this run cannot give the spec n, the spec skips with the declared reason
+// (and the report marks the skip declared). Anywhere else it goes on, and
+// probe, when given, must succeed: a failing probe fails the spec with its
+// cause. With a probe, a declared skip is taken only when the probe fails, so
+// an existing cluster that does answer still runs the spec.
+func require(ctx context.Context, n release.Need, probe func(context.Context) error) {
+	ginkgo.GinkgoHelper()
+	why, declared := env.Rel.DeclaredSkip(n, env.Mode())
+	if probe != nil {
+		err := probe(ctx)
+		if err == nil {
+			return
+		}
+		if !declared {
+			framework.Failf("this spec needs %s, which a cluster the suite created must give on Kubernetes %s: %v", n, env.Rel.Minor, err)
+		}
+		why = fmt.Sprintf("%s (%v)", why, err)
+	} else if !declared {
+		return
+	}
+	ginkgo.AddReportEntry(report.DeclaredSkipEntry, string(n), ginkgo.ReportEntryVisibilityNever)
+	ginkgo.Skip(why)
+}
+
+// requireNodeAccess: the spec looks inside the nodes.
+func requireNodeAccess(ctx context.Context) {
+	ginkgo.GinkgoHelper()
+	require(ctx, release.NeedNodeAccess, nil)
+	if env.Cluster == nil {
+		framework.Failf("this spec looks inside the nodes, but the suite has no kind cluster to reach them")
+	}
+}
+
+// requireGateSwitching: the spec restarts components with the gate switched.
+func requireGateSwitching(ctx context.Context) {
+	ginkgo.GinkgoHelper()
+	require(ctx, release.NeedGateSwitching, nil)
+}
