@@ -1,6 +1,7 @@
 package release
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,19 @@ func TestDeclaredSkips(t *testing.T) {
 	}
 	if docs := DeclaredSkipDocs(); len(docs) != len(declaredSkips) || !strings.HasPrefix(docs[0], "gate-switching: ") {
 		t.Errorf("docs %v", docs)
+	}
+}
+
+// README.md lists every declared skip; a row added here must be documented there.
+func TestREADMEListsEveryDeclaredSkip(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range DeclaredSkipDocs() {
+		need, when, _ := strings.Cut(d, ": ")
+		if row := "| `" + need + "` | " + when + " |"; !strings.Contains(string(data), row) {
+			t.Errorf("README.md lacks the row %s", row)
+		}
 	}
 }
