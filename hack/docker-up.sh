@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Makes sure a Docker engine runs that can start kind's privileged node containers.
+# Makes sure a Docker engine runs that can start kind's privileged node containers,
+# changing the host only where it must, and saying so first.
 #
 # - Docker already answers and can run privileged containers: nothing is changed.
-# - No engine: installs Debian's docker.io (when apt is there), registers
-#   runc-capshim as the default runtime and starts dockerd in the background.
+# - No engine: installs Debian's docker.io (when apt is there) and starts dockerd
+#   in the background, as it is configured.
 # - The host's capability bounding set is incomplete (some VMs drop
-#   CAP_SYS_RESOURCE): runc-capshim strips what the host cannot grant; without it
-#   every `docker run --privileged` fails with "unable to apply caps".
+#   CAP_SYS_RESOURCE): every `docker run --privileged` fails there with "unable
+#   to apply caps". runc-capshim strips what the host cannot grant. kind cannot
+#   pick a runtime per container, so the shim must be dockerd's default runtime:
+#   /etc/docker/daemon.json is rewritten, the previous one kept beside it, and
+#   hack/docker-down.sh (make docker-down) stops that dockerd and restores it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,18 +53,29 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 [ "$(id -u)" = 0 ] || die "dockerd is installed but not running, and starting it needs root"
 
-command -v go >/dev/null 2>&1 || die "go is needed to build runc-capshim"
-install_shim
-mkdir -p /etc/docker
-cat > /etc/docker/daemon.json <<JSON
+conf=/etc/docker/daemon.json
+backup=$conf.before-e2e
+marker=/etc/docker/.written-by-e2e
+if ! bounding_complete; then
+  command -v go >/dev/null 2>&1 || die "go is needed to build runc-capshim"
+  echo "docker-up: this host's capability bounding set is incomplete, so privileged kind nodes need runc-capshim as dockerd's default runtime: writing $conf (the previous one, if any, is kept as $backup; make docker-down restores it)"
+  install_shim
+  mkdir -p /etc/docker
+  if [ -f "$conf" ] && [ ! -f "$marker" ] && [ ! -f "$backup" ]; then
+    cp -p "$conf" "$backup"
+  fi
+  cat > "$conf" <<JSON
 {
   "runtimes": {"capshim": {"path": "$shim"}},
   "default-runtime": "capshim",
   "storage-driver": "overlay2"
 }
 JSON
+  touch "$marker"
+fi
 echo "docker-up: starting dockerd (log: $log)"
 setsid nohup dockerd >"$log" 2>&1 < /dev/null &
+echo $! > /run/dockerd-e2e.pid
 for _ in $(seq 1 60); do
   docker info >/dev/null 2>&1 && { echo "docker-up: Docker $(docker version --format '{{.Server.Version}}') is up"; exit 0; }
   sleep 1

@@ -41,6 +41,12 @@ type Metrics struct {
 	// SchedulerPending and SchedulerUnschedulable are the kube-scheduler gauges the KEP names.
 	SchedulerPending       string
 	SchedulerUnschedulable string
+	// UnschedulableForgetsDeleted is true where deleting a pod that waits as
+	// unschedulable also takes it out of SchedulerUnschedulable{plugin}.
+	// Before 1.36 only a new scheduling attempt did (active_queue.go), so the
+	// gauge kept counting deleted pods; 1.36 added the decrement to
+	// PriorityQueue.Delete (pkg/scheduler/backend/queue/scheduling_queue.go).
+	UnschedulableForgetsDeleted bool
 }
 
 // Release is one supported Kubernetes minor release.
@@ -94,6 +100,8 @@ var metricsLabelled = Metrics{
 
 func withSource(m Metrics) Metrics { m.SourceLabel = true; return m }
 
+func forgettingDeleted(m Metrics) Metrics { m.UnschedulableForgetsDeleted = true; return m }
+
 var table = map[string]Release{
 	"1.33": {
 		Minor: "1.33", Version: "1.33.13",
@@ -127,7 +135,7 @@ var table = map[string]Release{
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
-		Metrics:             withSource(metricsLabelled),
+		Metrics:             forgettingDeleted(withSource(metricsLabelled)),
 	},
 }
 

@@ -105,3 +105,12 @@ func TestNextIsTheFollowingMinor(t *testing.T) {
 		t.Error("1.36 has no newer release pinned")
 	}
 }
+
+func TestUnschedulableGaugeForgetsDeletedPodsFrom136(t *testing.T) {
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		if want := m >= "1.36"; r.Metrics.UnschedulableForgetsDeleted != want {
+			t.Errorf("%s: UnschedulableForgetsDeleted = %t, want %t", m, r.Metrics.UnschedulableForgetsDeleted, want)
+		}
+	}
+}
