@@ -32,7 +32,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test e2e e2e-release node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -67,9 +67,16 @@ cluster-up: docker-up tools e2e-cli
 cluster-down: e2e-cli
 	$(BIN)/e2e-cluster down --name $(CLUSTER_NAME)
 
+# preflight refuses a bad variable in seconds, before anything is installed or built.
+preflight:
+	@go build -o $(BIN)/preflight ./e2e/cmd/preflight
+	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --labels '$(LABELS)' \
+	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
+	  --cluster-name '$(CLUSTER_NAME)' $(EXISTING)
+
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
-e2e: $(if $(EXISTING),,docker-up tools) e2e-cli
+e2e: preflight $(if $(EXISTING),,docker-up tools) e2e-cli
 	@failed=""; for v in $(K8S_VERSIONS); do \
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v || failed="$$failed $$v"; \

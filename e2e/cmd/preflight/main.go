@@ -1,0 +1,140 @@
+// Command preflight checks every argument a `make e2e` run will read, before
+// anything is installed or built: the releases, the profile and its fit with
+// each release, the label filter, the focus and skip expressions, the node
+// image sources, the cluster name (and whether it is in use), and an existing
+// cluster's kubeconfig. Each bad value gets one line naming it and what is
+// accepted; the exit code is 2.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/labels"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+)
+
+func main() {
+	a := args{}
+	fs := flag.NewFlagSet("preflight", flag.ExitOnError)
+	fs.StringVar(&a.releases, "releases", release.Default, "K8S_VERSIONS: releases, separated by spaces")
+	fs.StringVar(&a.profile, "profile", "default", "PROFILE")
+	fs.StringVar(&a.labels, "labels", "", "LABELS: a Ginkgo label filter")
+	fs.StringVar(&a.focus, "focus", "", "FOCUS: a regular expression")
+	fs.StringVar(&a.skip, "skip", "", "SKIP: a regular expression")
+	fs.StringVar(&a.nodeImage, "node-image", string(nodeimage.Auto), "NODE_IMAGE")
+	fs.StringVar(&a.upgradeImage, "upgrade-node-image", string(nodeimage.Auto), "UPGRADE_NODE_IMAGE")
+	fs.StringVar(&a.clusterName, "cluster-name", kindcluster.DefaultName, "CLUSTER_NAME")
+	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "KUBECONFIG given on the make command line: an existing cluster")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: preflight [flags]   (make e2e runs it with the make variables)")
+		fs.PrintDefaults()
+	}
+	fs.Parse(os.Args[1:])
+	problems := a.check(context.Background())
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "e2e:", p)
+	}
+	if len(problems) > 0 {
+		os.Exit(2)
+	}
+}
+
+type args struct {
+	releases, profile, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
+}
+
+var (
+	kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// An image reference: [registry[:port]/]path[:tag][@sha256:digest].
+	imageRef = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
+)
+
+// check returns one line per bad argument.
+func (a args) check(ctx context.Context) []string {
+	out := a.checkArgs()
+	if a.kubeconfig != "" {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := testenv.Preflight(ctx, a.kubeconfig); err != nil {
+			out = append(out, err.Error())
+		}
+	} else if dockerAnswers(ctx) {
+		// Without a Docker engine no kind cluster can exist, so the name is free.
+		if err := kindcluster.CheckNameFree(a.clusterName); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+// checkArgs checks what needs no cluster and no Docker.
+func (a args) checkArgs() []string {
+	var out []string
+	var rels []release.Release
+	if len(strings.Fields(a.releases)) == 0 {
+		out = append(out, fmt.Sprintf("no release given: K8S_VERSION(S) takes %s", strings.Join(release.Minors(), ", ")))
+	}
+	for _, name := range strings.Fields(a.releases) {
+		r, err := release.Get(name)
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		rels = append(rels, r)
+	}
+	prof, err := profile.Get(a.profile)
+	if err != nil {
+		out = append(out, err.Error())
+	} else if a.kubeconfig == "" {
+		for _, r := range rels {
+			if err := prof.CheckRunnable(r); err != nil {
+				out = append(out, err.Error())
+			}
+		}
+	}
+	if err := labels.Check(a.labels); err != nil {
+		out = append(out, err.Error())
+	}
+	for what, expr := range map[string]string{"FOCUS": a.focus, "SKIP": a.skip} {
+		if _, err := regexp.Compile(expr); err != nil {
+			out = append(out, fmt.Sprintf("%s %q is not a regular expression: %v", what, expr, err))
+		}
+	}
+	for what, src := range map[string]string{"NODE_IMAGE": a.nodeImage, "UPGRADE_NODE_IMAGE": a.upgradeImage} {
+		if err := checkSource(src); err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", what, err))
+		}
+	}
+	if !kindName.MatchString(a.clusterName) {
+		out = append(out, fmt.Sprintf("CLUSTER_NAME %q is not a kind cluster name: lower-case letters, digits and '-'", a.clusterName))
+	}
+	return out
+}
+
+func checkSource(src string) error {
+	switch nodeimage.Source(src) {
+	case nodeimage.Auto, nodeimage.Pull, nodeimage.Build, nodeimage.Present:
+		return nil
+	}
+	if strings.Contains(src, ":") && imageRef.MatchString(src) {
+		return nil
+	}
+	return fmt.Errorf("%q is neither a source (auto, pull, build, present) nor an image reference such as kindest/node:v1.35.0", src)
+}
+
+func dockerAnswers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "docker", "info").Run() == nil
+}
