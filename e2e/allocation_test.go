@@ -242,9 +242,8 @@ func expectStaysUnallocated(ctx context.Context, b *builder.Builder, claimName, 
 // looked at yet would stay unallocated for any reason.
 func expectUnschedulable(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, why string) {
 	ginkgo.GinkgoHelper()
-	gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
-		Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring("cannot allocate all claims"))),
-			"kube-scheduler's verdict on pod %s", pod.Name)
+	expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
+		"kube-scheduler's verdict on pod %s", pod.Name)
 	expectStaysUnallocated(ctx, b, claimName, why)
 	gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
 }

@@ -137,9 +137,8 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		waiting, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
 		refused := env.Rel.AdminAccessStatusFieldPath(0) + ": Forbidden: " + env.Rel.AdminAccessDenial()
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, waiting) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(refused))),
-				"kube-scheduler's status update is authorized like any other")
+		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(refused),
+			"kube-scheduler's status update is authorized like any other")
 		expectStaysUnallocated(ctx, b, claim.Name, "the denied allocation must not be stored")
 		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
 

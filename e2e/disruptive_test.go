@@ -129,8 +129,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
 		// The controller has handled the pod once it reports why it made no claim.
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+		expectPodEvent(ctx, pod, allocateTimeout, controllerGateOffEvent(tmpl))
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
 		gomega.Consistently(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
@@ -162,7 +161,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 				if p.Status.Phase != corev1.PodPending {
 					return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
 				}
-				reason := "Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)
+				reason := controllerGateOffEvent(tmpl)
 				if events := podEvents(ctx, &p); !containsString(events, reason) {
 					return fmt.Errorf("pod %s has not got %q yet (events: %v)", p.Name, reason, events)
 				}
@@ -254,8 +253,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 			pods, claims = append(pods, pod), append(claims, claim)
 		}
 		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pods[0]) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(want))))
+		expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
 		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
 		for i, c := range claims {
@@ -293,15 +291,13 @@ var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.
 		ginkgo.By("kube-controller-manager: the template's pod gets no claim, and is told why")
 		fromTemplate, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, fromTemplate) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+		expectPodEvent(ctx, fromTemplate, allocateTimeout, controllerGateOffEvent(tmpl))
 
 		ginkgo.By("kube-scheduler: the claim's pod is not scheduled, with the allocator's admin-access error")
 		withClaim, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
 		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, withClaim) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(want))))
+		expectPodEvent(ctx, withClaim, allocateTimeout, failedScheduling(want))
 		expectStaysUnallocated(ctx, b, claim.Name, "a scheduler without the gate never allocates admin access")
 		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the claim made by hand exists")
 		for _, p := range []*corev1.Pod{fromTemplate, withClaim} {
@@ -400,8 +396,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 		// The template was stored while the gate was on and keeps its field.
 		waiting, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, waiting) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement("Warning FailedResourceClaimCreation: " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)))
+		expectPodEvent(ctx, waiting, allocateTimeout, controllerGateOffEvent(tmpl))
 		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
 
 		ginkgo.By("back on: the waiting pod gets its claim and runs; the first pod never noticed")

@@ -142,10 +142,9 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 		framework.ExpectNoError(err)
 		vars := expectRunning(ctx, b, goodPod)
 		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_MODE", "fast"), "the good claim's configuration reached its container")
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, badPod) }).WithTimeout(podStartTimeout).
-			Should(gomega.ContainElement(gomega.And(
-				gomega.HavePrefix("Warning FailedPrepareDynamicResources: "),
-				gomega.ContainSubstring(`invalid opaque device configuration: json: unknown field "colour"`))))
+		expectPodEvent(ctx, badPod, podStartTimeout, gomega.And(
+			gomega.HavePrefix("Warning FailedPrepareDynamicResources: "),
+			gomega.ContainSubstring(`invalid opaque device configuration: json: unknown field "colour"`)))
 		p, err := b.Client.CoreV1().Pods(badPod.Namespace).Get(ctx, badPod.Name, metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodPending), "the pod of the bad claim must not start")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	gtypes "github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 	admissionapi "k8s.io/pod-security-admission/api"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 )
 
@@ -240,4 +242,24 @@ func saveDriverLogs(ctx context.Context, path string) {
 		fmt.Fprintf(&out, "===== %s on %s (err: %v)\n%s\n", p.Name, p.Spec.NodeName, err, raw)
 	}
 	os.WriteFile(path, []byte(out.String()), 0o644)
+}
+
+// expectPodEvent waits until the pod has an event matching event ("Type
+// Reason: message", or a matcher of that string).
+func expectPodEvent(ctx context.Context, pod *corev1.Pod, timeout time.Duration, event any, description ...any) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(timeout).
+		Should(gomega.ContainElement(event), description...)
+}
+
+// controllerGateOffEvent is the event kube-controller-manager without the gate
+// puts on a pod whose claim would come from tmpl.
+func controllerGateOffEvent(tmpl *resourceapi.ResourceClaimTemplate) string {
+	return "Warning " + release.ControllerGateOffReason + ": " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)
+}
+
+// failedScheduling matches kube-scheduler's event for a pod it could not
+// place, whose message says what.
+func failedScheduling(says string) gtypes.GomegaMatcher {
+	return gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(says))
 }

@@ -267,10 +267,9 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		pod := startFromTemplate(ctx, b, tmpl, 1)[0]
 
 		refused := fmt.Sprintf("Warning FailedResourceClaimCreation: PodResourceClaim c-%s: ", tmpl.Name)
-		gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(allocateTimeout).
-			Should(gomega.ContainElement(gomega.And(gomega.HavePrefix(refused),
-				gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial()))),
-				"kube-controller-manager reports kube-apiserver's denial on the pod")
+		expectPodEvent(ctx, pod, allocateTimeout, gomega.And(gomega.HavePrefix(refused),
+			gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial())),
+			"kube-controller-manager reports kube-apiserver's denial on the pod")
 		// The controller retries with backoff, and each refused attempt counts.
 		gomega.Eventually(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
 		after, err := s.controllerManager(ctx)
