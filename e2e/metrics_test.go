@@ -200,6 +200,20 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		delta := s.createsSince(before)
 		gomega.Eventually(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
 		gomega.Consistently(ctx, delta).WithTimeout(stableFor).Should(gomega.Equal(want), "and by no more")
+		after, err := s.controllerManager(ctx)
+		framework.ExpectNoError(err)
+		m := env.Rel.Metrics
+		expectFamily(after, m.CreatesTotal)
+		if m.OwnerLabels {
+			owned := func(f metrics.Families, admin string) float64 {
+				return f.Sum(m.CreatesTotal, map[string]string{"admin_access": admin, "status": "success", "owner_api_group": "", "owner_api_kind": "Pod"})
+			}
+			gomega.Expect(owned(after, "true")-owned(before, "true")).To(gomega.Equal(float64(admin)), "%s labels a pod's claims owner_api_kind=\"Pod\"", m.CreatesTotal)
+			gomega.Expect(owned(after, "false") - owned(before, "false")).To(gomega.Equal(float64(ordinary)))
+		}
+		for _, old := range m.Retired {
+			gomega.Expect(after.Has(old)).To(gomega.BeFalse(), "Kubernetes %s no longer serves %s", env.Rel.Minor, old)
+		}
 	})
 
 	ginkgo.It("keeps resourceclaim_controller_resource_claims equal to the claims that exist, before and after allocation and after deletion", func(ctx context.Context) {

@@ -47,6 +47,12 @@ type Metrics struct {
 	// gauge kept counting deleted pods; 1.36 added the decrement to
 	// PriorityQueue.Delete (pkg/scheduler/backend/queue/scheduling_queue.go).
 	UnschedulableForgetsDeleted bool
+	// Retired are the earlier releases' names this release no longer
+	// serves: a scrape must not have them.
+	Retired []string
+	// Owner labels the creation counter with the claim's owner (1.37:
+	// owner_api_group, owner_api_kind: "", "Pod" for a pod's claims).
+	OwnerLabels bool
 }
 
 // Release is one supported Kubernetes minor release.
@@ -102,6 +108,23 @@ func withSource(m Metrics) Metrics { m.SourceLabel = true; return m }
 
 func forgettingDeleted(m Metrics) Metrics { m.UnschedulableForgetsDeleted = true; return m }
 
+// metricsDRA are 1.37's names: kube-controller-manager's claim metrics moved to
+// the dynamic_resource_allocation subsystem (the counter into
+// k8s.io/dynamic-resource-allocation/resourceclaim/metrics, the gauge in
+// pkg/controller/resourceclaim/metrics), with the same status, admin_access,
+// allocated and source labels, and the counter gained owner labels.
+var metricsDRA = Metrics{
+	CreatesTotal:                "dynamic_resource_allocation_resourceclaim_creates_total",
+	ResourceClaims:              "dynamic_resource_allocation_resource_claims",
+	Labelled:                    true,
+	SourceLabel:                 true,
+	OwnerLabels:                 true,
+	SchedulerPending:            "scheduler_pending_pods",
+	SchedulerUnschedulable:      "scheduler_unschedulable_pods",
+	UnschedulableForgetsDeleted: true,
+	Retired:                     []string{"resourceclaim_controller_creates_total", "resourceclaim_controller_resource_claims"},
+}
+
 var table = map[string]Release{
 	"1.33": {
 		Minor: "1.33", Version: "1.33.13",
@@ -136,6 +159,18 @@ var table = map[string]Release{
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
 		Metrics:             forgettingDeleted(withSource(metricsLabelled)),
+	},
+	// Read in the v1.37.2 module: the gate is still GA and locked (removal
+	// planned for 1.39), the label key and denial text are 1.36's, v1 is the
+	// only resource.k8s.io version on by default; only metric names changed.
+	"1.37": {
+		Minor: "1.37", Version: "1.37.2",
+		Served:     []string{"v1"},
+		GateState:  GALocked,
+		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		KubeletFailCgroupV1: true,
+		KubeadmV1Beta4:      true,
+		Metrics:             metricsDRA,
 	},
 }
 

@@ -13,10 +13,10 @@ func TestGetByMinorPatchOrV(t *testing.T) {
 		}
 	}
 	_, err := Get("1.32")
-	if err == nil || !strings.Contains(err.Error(), "supported releases are 1.33, 1.34, 1.35, 1.36") {
+	if err == nil || !strings.Contains(err.Error(), "supported releases are 1.33, 1.34, 1.35, 1.36, 1.37") {
 		t.Fatalf("unknown release error: %v", err)
 	}
-	if got := Minors(); strings.Join(got, " ") != "1.33 1.34 1.35 1.36" {
+	if got := Minors(); strings.Join(got, " ") != "1.33 1.34 1.35 1.36 1.37" {
 		t.Fatalf("Minors = %v", got)
 	}
 	if r, _ := Get(Default); !r.GateSwitchable() {
@@ -93,16 +93,16 @@ func TestOnly133NeedsDRAAndBetaAPIsSwitchedOn(t *testing.T) {
 }
 
 func TestNextIsTheFollowingMinor(t *testing.T) {
-	for from, want := range map[string]string{"1.33": "1.34", "1.34": "1.35", "1.35": "1.36"} {
+	for from, want := range map[string]string{"1.33": "1.34", "1.34": "1.35", "1.35": "1.36", "1.36": "1.37"} {
 		r, _ := Get(from)
 		next, ok := r.Next()
 		if !ok || next.Minor != want || next.Version == "" {
 			t.Errorf("%s.Next() = %q, %t; want %s", from, next.Minor, ok, want)
 		}
 	}
-	newest, _ := Get("1.36")
+	newest, _ := Get("1.37")
 	if _, ok := newest.Next(); ok {
-		t.Error("1.36 has no newer release pinned")
+		t.Error("1.37 has no newer release pinned")
 	}
 }
 
@@ -111,6 +111,28 @@ func TestUnschedulableGaugeForgetsDeletedPodsFrom136(t *testing.T) {
 		r, _ := Get(m)
 		if want := m >= "1.36"; r.Metrics.UnschedulableForgetsDeleted != want {
 			t.Errorf("%s: UnschedulableForgetsDeleted = %t, want %t", m, r.Metrics.UnschedulableForgetsDeleted, want)
+		}
+	}
+}
+
+func Test137RenamedTheClaimMetrics(t *testing.T) {
+	r136, _ := Get("1.36")
+	r137, _ := Get("1.37")
+	if r137.GateState != GALocked || r137.AdminLabel != r136.AdminLabel || r137.AdminAccessDenial() != r136.AdminAccessDenial() {
+		t.Fatalf("1.37 keeps 1.36's gate, label and text: %+v", r137)
+	}
+	m := r137.Metrics
+	if m.CreatesTotal != "dynamic_resource_allocation_resourceclaim_creates_total" || m.ResourceClaims != "dynamic_resource_allocation_resource_claims" ||
+		!m.Labelled || !m.SourceLabel || !m.OwnerLabels {
+		t.Fatalf("1.37 metrics %+v", m)
+	}
+	for _, old := range []string{r136.Metrics.CreatesTotal, r136.Metrics.ResourceClaims} {
+		found := false
+		for _, r := range m.Retired {
+			found = found || r == old
+		}
+		if !found {
+			t.Errorf("1.37 must list %s as retired", old)
 		}
 	}
 }

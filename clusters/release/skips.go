@@ -50,7 +50,7 @@ var declaredSkips = []declaredSkip{
 	}, "the cluster was given with --kubeconfig"},
 	{NeedGateSwitching, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", Gate, r.GateState, r.Minor), r.GateState == GALocked
-	}, "the gate is GA-locked (1.36)"},
+	}, "the gate is GA-locked (1.36 and later)"},
 	{NeedReleaseSwitching, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "swapping control-plane images and kubelets needs a cluster this suite created", m.Existing
 	}, "the cluster was given with --kubeconfig"},

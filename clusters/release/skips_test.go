@@ -10,6 +10,7 @@ func TestDeclaredSkips(t *testing.T) {
 	r133, _ := Get("1.33")
 	r135, _ := Get("1.35")
 	r136, _ := Get("1.36")
+	r137, _ := Get("1.37")
 	created := Mode{NodeAccess: true, UpgradeImage: true}
 	existing := Mode{Existing: true}
 	existingKind := Mode{Existing: true, NodeAccess: true}
@@ -31,7 +32,9 @@ func TestDeclaredSkips(t *testing.T) {
 		// 1.36: locked, newest.
 		{"1.36 gates", r136, NeedGateSwitching, created, true, "DRAAdminAccess is GA-locked in Kubernetes 1.36 and cannot be switched"},
 		{"1.36 lock", r136, NeedGateLock, created, false, ""},
-		{"1.36 upgrade", r136, NeedReleaseSwitching, created, true, "newest release the suite pins"},
+		{"1.36 upgrade", r136, NeedReleaseSwitching, created, false, ""},
+		{"1.37 upgrade", r137, NeedReleaseSwitching, created, true, "Kubernetes 1.37 is the newest release the suite pins"},
+		{"1.37 gates", r137, NeedGateSwitching, created, true, "GA-locked in Kubernetes 1.37"},
 		// UPGRADE=0.
 		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image of Kubernetes 1.36 was given"},
 		// --kubeconfig.
