@@ -161,18 +161,23 @@ func Minors() []string {
 	return out
 }
 
-// Get finds a release by minor ("1.35") or full patch version ("1.35.4", "v1.35.4").
+// Get finds a release by minor ("1.35") or patch ("1.35.4", "v1.35.8"): the
+// pinned one, or another patch of that minor to build or boot instead.
 func Get(name string) (Release, error) {
 	name = strings.TrimPrefix(strings.TrimSpace(name), "v")
 	if r, ok := table[name]; ok {
 		return r, nil
 	}
-	for _, r := range table {
-		if r.Version == name {
-			return r, nil
+	// Any other patch of a supported minor: the row's facts were read at its
+	// pinned patch, and a patch release does not change them.
+	if parts := strings.SplitN(name, ".", 3); len(parts) == 3 {
+		if r, ok := table[parts[0]+"."+parts[1]]; ok {
+			if at, err := r.AtPatch(name); err == nil {
+				return at, nil
+			}
 		}
 	}
-	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or their pinned patches)",
+	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or a patch of one)",
 		name, strings.Join(Minors(), ", "))
 }
 

@@ -142,3 +142,13 @@ func TestPublishedImagesArePinnedByDigestAndAtPatch(t *testing.T) {
 		}
 	}
 }
+
+func TestGetTakesAnyPatchOfASupportedMinor(t *testing.T) {
+	r, err := Get("1.33.12")
+	if err != nil || r.Minor != "1.33" || r.Version != "1.33.12" || r.AdminLabel != "resource.k8s.io/admin-access" {
+		t.Fatalf("Get(1.33.12) = %+v, %v", r.Version, err)
+	}
+	if _, err := Get("1.32.5"); err == nil {
+		t.Fatal("a patch of an unsupported minor must be refused")
+	}
+}
