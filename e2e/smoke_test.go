@@ -21,7 +21,8 @@ var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() 
 		framework.ExpectNoError(err)
 		gomega.Expect(v.Major+"."+strings.TrimSuffix(v.Minor, "+")).To(gomega.Equal(env.Rel.Minor), "server version %s", v.GitVersion)
 		if env.Owned {
-			// A cluster this suite built runs exactly the pinned patch.
+			// A cluster this suite built runs exactly the version of the node image it booted
+			// (its /kind/version: the pinned patch when built offline, kind's patch when published).
 			gomega.Expect(v.GitVersion).To(gomega.Equal(env.Rel.GitVersion()))
 		}
 		groups, err := env.Client.Discovery().ServerGroups()

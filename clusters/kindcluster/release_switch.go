@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
@@ -52,6 +53,15 @@ ctr -n k8s.io images ls -q`
 // ExtractReleaseBits copies the kubelet and the control-plane images of
 // release r out of node image `image` into dir.
 func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir string) (*ReleaseBits, error) {
+	// The image's own patch (kind's published image and the offline build
+	// differ) is the version every switch step waits for.
+	v, err := nodeimage.ImageVersion(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = r.AtPatch(v); err != nil {
+		return nil, fmt.Errorf("node image %s: %w", image, err)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}

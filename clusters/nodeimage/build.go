@@ -10,11 +10,13 @@ package nodeimage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -48,49 +50,107 @@ type binaries struct {
 	capshim                string
 }
 
-// Ensure returns a node image for release r that exists in the local Docker.
+// Ensure returns a node image for release r that exists in the local Docker:
+// an explicit reference as given (pulled if absent); otherwise our offline
+// build's tag if present, kind's published image (pinned by digest) if present
+// or pullable, and only then an offline build, where one can run here.
 func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (string, error) {
 	switch src {
 	case Auto, Pull, Build, Present:
 	default:
 		if strings.Contains(string(src), ":") { // an explicit image reference
-			if exec.CommandContext(ctx, "docker", "image", "inspect", string(src)).Run() == nil {
+			if present(ctx, string(src)) {
 				return string(src), nil
 			}
 			return string(src), b.pull(ctx, string(src))
 		}
 		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build, present or an image reference", src)
 	}
-	if src != Pull {
-		rec, err := b.recipe(ctx, r)
-		if err != nil {
-			return "", err
+	if src == Pull {
+		if r.Published == "" {
+			return "", fmt.Errorf("kind %s publishes no node image for Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Minor)
 		}
-		tag, err := rec.Tag()
-		if err != nil {
-			return "", err
+		return r.Published, b.pull(ctx, r.Published)
+	}
+	rec, err := b.recipe(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	tag, err := rec.Tag()
+	if err != nil {
+		return "", err
+	}
+	if present(ctx, tag) {
+		fmt.Fprintf(b.Progress, "node-image: %s is present\n", tag)
+		return tag, nil
+	}
+	if src == Build {
+		if err := CanBuild(); err != nil {
+			return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
 		}
-		if exec.CommandContext(ctx, "docker", "image", "inspect", tag).Run() == nil {
-			fmt.Fprintf(b.Progress, "node-image: %s is present\n", tag)
-			return tag, nil
-		}
-		if src == Build {
-			return tag, b.Build(ctx, rec, tag)
-		}
-		if src == Present {
-			if exec.CommandContext(ctx, "docker", "image", "inspect", r.KindestNode).Run() == nil {
-				return r.KindestNode, nil
-			}
-			return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, r.KindestNode, r.Minor)
-		}
-		if err := b.pull(ctx, r.KindestNode); err == nil {
-			return r.KindestNode, nil
-		}
-		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled here; building %s from Go modules and Debian packages\n", r.KindestNode, tag)
 		return tag, b.Build(ctx, rec, tag)
 	}
-	return r.KindestNode, b.pull(ctx, r.KindestNode)
+	if r.Published != "" && present(ctx, r.Published) {
+		fmt.Fprintf(b.Progress, "node-image: %s is present\n", r.Published)
+		return r.Published, nil
+	}
+	if src == Present {
+		return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, orNone(r.Published), r.Minor)
+	}
+	if r.Published == "" {
+		fmt.Fprintf(b.Progress, "node-image: kind %s publishes no node image for Kubernetes %s\n", release.KindVersion, r.Minor)
+	} else if err := b.pull(ctx, r.Published); err == nil {
+		return r.Published, nil
+	} else {
+		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled: %s\n", r.Published, oneLine(err.Error()))
+	}
+	if err := CanBuild(); err != nil {
+		return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
+	}
+	fmt.Fprintf(b.Progress, "node-image: building %s from Go modules and Debian packages\n", tag)
+	return tag, b.Build(ctx, rec, tag)
 }
+
+// CanBuild says why an offline node image cannot be built on this machine,
+// or nil: the build runs debootstrap as root on a Debian-like linux/amd64 host.
+func CanBuild() error {
+	switch {
+	case runtime.GOOS != "linux" || runtime.GOARCH != "amd64":
+		return fmt.Errorf("an offline node image can only be built on linux/amd64, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	case os.Geteuid() != 0:
+		return errors.New("an offline node image needs root (debootstrap), and this user is not root")
+	}
+	if _, err := os.Stat("/etc/debian_version"); err != nil {
+		return errors.New("an offline node image needs a Debian-like host (debootstrap from its apt mirror), and /etc/debian_version is missing")
+	}
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		return errors.New("an offline node image needs debootstrap, which is not installed (make tools installs it)")
+	}
+	return nil
+}
+
+// ImageVersion is the Kubernetes version a kind node image runs, from its
+// /kind/version (kindest/node and the offline build both write it).
+func ImageVersion(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--entrypoint", "cat", image, "/kind/version").Output()
+	if err != nil {
+		return "", fmt.Errorf("reading /kind/version of node image %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func present(ctx context.Context, image string) bool {
+	return exec.CommandContext(ctx, "docker", "image", "inspect", image).Run() == nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "a published image"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (b *Builder) pull(ctx context.Context, image string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)

@@ -59,8 +59,10 @@ type Metrics struct {
 type Release struct {
 	Minor   string // "1.35"
 	Version string // pinned patch, "1.35.4"
-	// KindestNode is the published image tried first where pulling works.
-	KindestNode string
+	// Published is kind's published node image for this minor (KindVersion's
+	// release notes), pinned by digest; "" where kind publishes none. Its
+	// patch may differ from Version, the patch the offline build pins.
+	Published string
 	// Served lists every resource.k8s.io version the cluster must serve with
 	// the suite's runtime-config (the suite picks the newest by discovery).
 	Served []string
@@ -81,6 +83,9 @@ type Release struct {
 	KubeadmV1Beta4 bool
 	Metrics        Metrics
 }
+
+// KindVersion is the kind release whose node images and Go module the suite uses.
+const KindVersion = "v0.33.0"
 
 const (
 	labelAlpha = "resource.k8s.io/admin-access"
@@ -128,6 +133,7 @@ var metricsDRA = Metrics{
 var table = map[string]Release{
 	"1.33": {
 		Minor: "1.33", Version: "1.33.13",
+		// kind v0.33.0 publishes no 1.33 image: the node image is always built.
 		// 1.33 serves no resource.k8s.io/v1; v1beta1 and v1beta2 are off by default.
 		Served:        []string{"v1beta1", "v1beta2"},
 		RuntimeConfig: map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
@@ -138,6 +144,7 @@ var table = map[string]Release{
 	},
 	"1.34": {
 		Minor: "1.34", Version: "1.34.4",
+		Published:  "kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
 		Served:     []string{"v1"},
 		GateState:  Beta,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
@@ -145,6 +152,7 @@ var table = map[string]Release{
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",
+		Published:  "kindest/node:v1.35.8@sha256:07b2536e30b803ed61d1677a79df6115f798ce64c80f9e22f6ed45afd09323c0",
 		Served:     []string{"v1"},
 		GateState:  Beta,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
@@ -153,6 +161,7 @@ var table = map[string]Release{
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
+		Published:  "kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed",
 		Served:     []string{"v1"},
 		GateState:  GALocked,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
@@ -165,6 +174,8 @@ var table = map[string]Release{
 	// only resource.k8s.io version on by default; only metric names changed.
 	"1.37": {
 		Minor: "1.37", Version: "1.37.2",
+		// kind v0.33.0's default image (pkg/apis/config/defaults/image.go in its module).
+		Published:  "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
 		Served:     []string{"v1"},
 		GateState:  GALocked,
 		AdminLabel: labelBeta, StaleLabel: labelAlpha,
@@ -187,26 +198,40 @@ func Minors() []string {
 	return out
 }
 
-// Get finds a release by minor ("1.35") or full patch version ("1.35.4", "v1.35.4").
+// Get finds a release by minor ("1.35") or patch ("1.35.4", "v1.35.8"): the
+// pinned one, or another patch of that minor to build or boot instead.
 func Get(name string) (Release, error) {
 	name = strings.TrimPrefix(strings.TrimSpace(name), "v")
 	if r, ok := table[name]; ok {
-		return finish(r), nil
+		return r, nil
 	}
-	for _, r := range table {
-		if r.Version == name {
-			return finish(r), nil
+	// Any other patch of a supported minor: the row's facts were read at its
+	// pinned patch, and a patch release does not change them.
+	if parts := strings.SplitN(name, ".", 3); len(parts) == 3 {
+		if r, ok := table[parts[0]+"."+parts[1]]; ok {
+			if at, err := r.AtPatch(name); err == nil {
+				return at, nil
+			}
 		}
 	}
-	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or their pinned patches)",
+	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or a patch of one)",
 		name, strings.Join(Minors(), ", "))
 }
 
-func finish(r Release) Release {
-	if r.KindestNode == "" {
-		r.KindestNode = "kindest/node:v" + r.Version
+// AtPatch is the release as a node image of another patch of the same minor
+// runs it: every version check then expects the version that booted
+// ("v1.35.8" from kind's published image, "v1.35.4" from the offline build).
+func (r Release) AtPatch(gitVersion string) (Release, error) {
+	v := strings.TrimPrefix(strings.TrimSpace(gitVersion), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) != 3 || parts[0]+"."+parts[1] != r.Minor {
+		return r, fmt.Errorf("Kubernetes %q is not a patch of %s", gitVersion, r.Minor)
 	}
-	return r
+	if i := strings.IndexAny(parts[2], "-+"); i >= 0 { // v1.35.4-rc.1, v1.35.4+build
+		v = parts[0] + "." + parts[1] + "." + parts[2][:i]
+	}
+	r.Version = v
+	return r, nil
 }
 
 // GitVersion is the version string the binaries report, "v1.35.4".
@@ -261,7 +286,7 @@ func (r Release) Next() (Release, bool) {
 	minors := Minors()
 	for i, m := range minors {
 		if m == r.Minor && i+1 < len(minors) {
-			return finish(table[minors[i+1]]), true
+			return table[minors[i+1]], true
 		}
 	}
 	return Release{}, false

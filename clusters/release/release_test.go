@@ -136,3 +136,40 @@ func Test137RenamedTheClaimMetrics(t *testing.T) {
 		}
 	}
 }
+func TestPublishedImagesArePinnedByDigestAndAtPatch(t *testing.T) {
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		if m == "1.33" {
+			if r.Published != "" {
+				t.Errorf("kind %s publishes no 1.33 image, got %q", KindVersion, r.Published)
+			}
+			continue
+		}
+		if !strings.HasPrefix(r.Published, "kindest/node:v"+m+".") || !strings.Contains(r.Published, "@sha256:") || len(r.Published[strings.Index(r.Published, "@sha256:")+8:]) != 64 {
+			t.Errorf("%s: published image %q is not a digest-pinned kindest/node of that minor", m, r.Published)
+		}
+	}
+	r, _ := Get("1.35")
+	at, err := r.AtPatch("v1.35.8")
+	if err != nil || at.Version != "1.35.8" || at.GitVersion() != "v1.35.8" || at.Minor != "1.35" || at.AdminLabel != r.AdminLabel {
+		t.Fatalf("AtPatch: %+v %v", at.Version, err)
+	}
+	if at, err := r.AtPatch("v1.35.2-rc.0"); err != nil || at.Version != "1.35.2" {
+		t.Fatalf("pre-release: %v %v", at.Version, err)
+	}
+	for _, bad := range []string{"v1.34.11", "1.35", "garbage"} {
+		if _, err := r.AtPatch(bad); err == nil {
+			t.Errorf("AtPatch(%q) must fail for 1.35", bad)
+		}
+	}
+}
+
+func TestGetTakesAnyPatchOfASupportedMinor(t *testing.T) {
+	r, err := Get("1.33.12")
+	if err != nil || r.Minor != "1.33" || r.Version != "1.33.12" || r.AdminLabel != "resource.k8s.io/admin-access" {
+		t.Fatalf("Get(1.33.12) = %+v, %v", r.Version, err)
+	}
+	if _, err := Get("1.32.5"); err == nil {
+		t.Fatal("a patch of an unsupported minor must be refused")
+	}
+}

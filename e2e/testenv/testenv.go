@@ -69,6 +69,10 @@ type Shared struct {
 	// UpgradeNodeImage the next release's (see Config).
 	NodeImage        string
 	UpgradeNodeImage string
+	// NodeVersion is the Kubernetes version that booted ("1.35.8" from kind's
+	// published image, "1.35.4" from the offline build; an existing
+	// cluster's server version): the patch every version check expects.
+	NodeVersion string
 }
 
 // Env is one process's view of the cluster.
@@ -119,6 +123,15 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 			return sh, err
 		}
 		sh.NodeImage = img
+		v, err := nodeimage.ImageVersion(ctx, img)
+		if err != nil {
+			return sh, err
+		}
+		if rel, err = rel.AtPatch(v); err != nil {
+			return sh, fmt.Errorf("node image %s: %w (NODE_IMAGE must be a kind node image of Kubernetes %s)", img, err, rel.Minor)
+		}
+		sh.NodeVersion = rel.Version
+		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img, rel.GitVersion())
 		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img,
 			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
 		if err != nil {
@@ -136,7 +149,15 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	if v, err := env.Client.Discovery().ServerVersion(); err == nil {
 		sh.ServerVersion = v.GitVersion
 	}
+	if sh.NodeVersion == "" { // an existing cluster: what it runs
+		if at, err := rel.AtPatch(sh.ServerVersion); err == nil {
+			sh.NodeVersion = at.Version
+		}
+	}
 	sh.Components = components(ctx, env.Client, sh.ServerVersion)
+	if sh.NodeImage != "" {
+		sh.Components["node image"] = sh.NodeImage
+	}
 
 	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
 	if built.Archive == "" {
@@ -218,6 +239,11 @@ func Connect(sh Shared) (*Env, error) {
 	rel, err := release.Get(sh.Release)
 	if err != nil {
 		return nil, err
+	}
+	if sh.NodeVersion != "" {
+		if rel, err = rel.AtPatch(sh.NodeVersion); err != nil {
+			return nil, err
+		}
 	}
 	prof, err := profile.Get(sh.Profile)
 	if err != nil {
