@@ -208,7 +208,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		framework.ExpectNoError(err)
 		// An apiserver with the gate off would drop the field and count an
 		// ordinary claim: the stored claim must still ask for admin access.
-		gomega.Expect(builder.RequestsAdminAccess(first)).To(gomega.BeTrue())
+		gomega.Expect(builder.RequestsAdminAccess(first)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field: is its gate off?)", first.Name)
 		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		refused(err, "a second admin-access claim")
 		_, err = b.CreateClaim(ctx, b.Claim())

@@ -116,7 +116,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s of an admin-access claim in a labelled namespace", pod.Name)
 		before := snapshot(ctx, pod)
 
 		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")

@@ -359,7 +359,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 		gomega.Expect(storedTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "the template made with the gate on")
 		stored, err := b.GetClaim(ctx, existing.Name)
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(stored)).To(gomega.BeTrue())
+		gomega.Expect(builder.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)
 		stored.Labels = map[string]string{"touched": "yes"}
 		updated, err := env.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
 		framework.ExpectNoError(err)

@@ -323,7 +323,7 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		// No device of the driver has index 99, on any node.
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(99)))
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue())
+		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field)", claim.Name)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
 		expectUnschedulable(ctx, b, pod, claim.Name, "no device matches")
