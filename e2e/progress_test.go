@@ -33,9 +33,6 @@ func recordProgress() {
 	}
 	// The same judgement as report.json: an undeclared skip counts as failed.
 	state, _ := report.Outcome(r.State, r.Failure.Message, declared)
-	if r.Failed() {
-		state = "failed"
-	}
 	os.MkdirAll(cfg.Artifacts, 0o755)
 	f, err := os.OpenFile(progressFile(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

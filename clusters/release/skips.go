@@ -49,7 +49,7 @@ var declaredSkips = []declaredSkip{
 		return existingCluster + "switching feature gates needs a cluster this suite created", m.Existing
 	}, "the cluster was given with --kubeconfig"},
 	{NeedGateSwitching, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", Gate, r.GateState, r.Minor), r.GateState == GALocked
+		return fmt.Sprintf("%s is %s in Kubernetes %s and cannot be switched", Gate, r.GateState, r.Minor), !r.GateSwitchable()
 	}, "the gate is GA-locked (1.36 and later)"},
 	{NeedReleaseSwitching, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "swapping control-plane images and kubelets needs a cluster this suite created", m.Existing
@@ -63,7 +63,7 @@ var declaredSkips = []declaredSkip{
 		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
 	}, "no node image of the next release was given (`UPGRADE=0`)"},
 	{NeedGateLock, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateState != GALocked
+		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateSwitchable()
 	}, "the gate is not locked (1.33–1.35)"},
 	{NeedGateLock, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "restarting components needs a cluster this suite created", m.Existing
