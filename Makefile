@@ -19,6 +19,7 @@ UPGRADE_NODE_IMAGE ?= $(if $(filter auto pull build,$(NODE_IMAGE)),$(NODE_IMAGE)
 CLUSTER_NAME ?= dra-e2e
 NODE_IMAGE   ?= auto
 PROCS        ?= 2
+BENCH_REPEAT ?= 3
 TIMEOUT      ?= 60m
 ARTIFACTS    ?= $(CURDIR)/_artifacts
 OUT          := $(CURDIR)/_output
@@ -32,7 +33,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test preflight e2e e2e-release node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release bench node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -86,16 +87,24 @@ e2e: preflight $(if $(EXISTING),,docker-up tools) e2e-cli
 # One release. Docker is already up (e2e brought it up once for all releases).
 e2e-release: e2e-cli
 	@set -e; \
+	timeline=$(OUT)/timeline-$(K8S_VERSION).tsv; : > $$timeline; \
+	ms() { echo $$(( ($$(date +%s%N) - $$1) / 1000000 )); }; \
 	if [ -z "$(EXISTING)" ]; then \
+	  t=$$(date +%s%N); \
 	  $(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT) | tee $(OUT)/node-image.out; \
 	  image=$$(tail -n 1 $(OUT)/node-image.out); \
+	  printf 'node image %s\t%s\n' "$$image" "$$(ms $$t)" >> $$timeline; \
 	else image=none; fi; \
 	upgrade=none; \
 	if [ -z "$(EXISTING)" ] && [ "$(UPGRADE)" != 0 ]; then \
+	  t=$$(date +%s%N); \
 	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | tee $(OUT)/upgrade-image.out; \
 	  upgrade=$$(tail -n 1 $(OUT)/upgrade-image.out); \
+	  printf 'next release node image %s\t%s\n' "$$upgrade" "$$(ms $$t)" >> $$timeline; \
 	fi; \
+	t=$$(date +%s%N); \
 	read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); \
+	printf 'test driver image %s\t%s\n' "$$tag" "$$(ms $$t)" >> $$timeline; \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
 	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) \
@@ -104,7 +113,18 @@ e2e-release: e2e-cli
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
+	  --timeline-file=$$timeline \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(KEEP_CLUSTER),--keep-cluster)
+
+# bench: one whole run of the release with its cluster kept, then each
+# component's gate moved off and on BENCH_REPEAT times on that cluster, then
+# the table (also in $(ARTIFACTS)/bench/<release>/bench.md). The cluster is
+# deleted at the end.
+bench: preflight docker-up tools e2e-cli
+	@rc=0; $(MAKE) --no-print-directory e2e-release KEEP_CLUSTER=1 ARTIFACTS=$(ARTIFACTS)/bench || rc=$$?; \
+	go run ./e2e/cmd/bench --report $(ARTIFACTS)/bench/$(K8S_VERSION)/report.json --cluster $(CLUSTER_NAME) \
+	  --release $(K8S_VERSION) --repeat $(BENCH_REPEAT) --out $(ARTIFACTS)/bench/$(K8S_VERSION)/bench.md || rc=1; \
+	$(BIN)/e2e-cluster down --name $(CLUSTER_NAME); exit $$rc
 
 clean:
 	rm -rf $(OUT) $(ARTIFACTS)

@@ -20,6 +20,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 // The specs here switch DRAAdminAccess in components of the shared cluster.
@@ -60,18 +61,32 @@ func moveTo(ctx context.Context, name string) {
 	ginkgo.GinkgoHelper()
 	p, err := profile.Get(name)
 	framework.ExpectNoError(err)
+	moveToProfile(ctx, p)
+}
+
+// moveToProfile moves the cluster and puts each component's restart on the
+// report's timeline.
+func moveToProfile(ctx context.Context, p profile.Profile) {
+	ginkgo.GinkgoHelper()
+	changes := profile.Diff(env.Rel, env.Cluster.Profile, p)
 	start := time.Now()
 	took, err := env.Cluster.MoveTo(ctx, p)
-	framework.ExpectNoError(err, "moving the cluster to profile %s", name)
-	framework.Logf("cluster moved to profile %s in %s (%v)", name, time.Since(start).Round(time.Second), took)
+	for _, ch := range changes {
+		if d, ok := took[ch.Component]; ok {
+			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t (to profile %s)", ch.Component, release.Gate, ch.Enable, p.Name), Started: start, Seconds: d.Seconds()})
+		}
+	}
+	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)
+	framework.Logf("cluster moved to profile %s in %s (%v)", p.Name, time.Since(start).Round(time.Second), took)
 }
 
 // switchGate switches one component and records how long it took.
 func switchGate(ctx context.Context, c profile.Component, enable bool) {
 	ginkgo.GinkgoHelper()
+	start := time.Now()
 	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
 	framework.ExpectNoError(err, "switching %s", c)
-	ginkgo.AddReportEntry(fmt.Sprintf("switch %s to %t", c, enable), took.Round(100*time.Millisecond).String())
+	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t", c, release.Gate, enable), Started: start, Seconds: took.Seconds()})
 }
 
 func controlPlaneOff() profile.Profile {
@@ -383,10 +398,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 		before := snapshot(ctx, running)
 
 		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
-		start := time.Now()
-		_, err = env.Cluster.MoveTo(ctx, controlPlaneOff())
-		framework.ExpectNoError(err)
-		ginkgo.AddReportEntry("switch off (3 components)", time.Since(start).Round(time.Second).String())
+		moveToProfile(ctx, controlPlaneOff())
 		expectUndisturbed(ctx, running, before)
 
 		ginkgo.By("while off: new admin-access claims lose the field, and template pods wait")
@@ -400,9 +412,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
 
 		ginkgo.By("back on: the waiting pod gets its claim and runs; the first pod never noticed")
-		start = time.Now()
 		moveTo(ctx, env.Prof.Name)
-		ginkgo.AddReportEntry("switch on (3 components)", time.Since(start).Round(time.Second).String())
 		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
 		expectUndisturbed(ctx, running, before)
 	})
@@ -426,10 +436,7 @@ var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Or
 			_, err := env.Cluster.SetStaticPodGates(ctx, on)
 			framework.ExpectNoError(err, "restoring the control plane with DRAAdminAccess=true")
 		})
-		for _, c := range profile.ControlPlane {
-			_, _, err := env.Cluster.WriteStaticPodGate(ctx, c, false)
-			framework.ExpectNoError(err, "writing %s's manifest", c)
-		}
+		framework.ExpectNoError(env.Cluster.WriteStaticPodGates(ctx, off), "restarting the control plane with DRAAdminAccess=false")
 		for _, c := range profile.ControlPlane {
 			gomega.Eventually(ctx, func() string { return env.Cluster.ComponentLog(c) }).
 				WithTimeout(2*time.Minute).Should(gomega.ContainSubstring(env.Rel.LockedGateError()),
@@ -438,9 +445,12 @@ var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Or
 		}
 
 		ginkgo.By("taking the flag back: every component runs again and admin access works end to end")
+		start := time.Now()
 		took, err := env.Cluster.SetStaticPodGates(ctx, map[profile.Component]bool{profile.APIServer: true, profile.ControllerManager: true, profile.Scheduler: true})
+		for c, d := range took {
+			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s back from a refused %s=false", c, release.Gate), Started: start, Seconds: d.Seconds()})
+		}
 		framework.ExpectNoError(err, "restoring the control plane")
-		ginkgo.AddReportEntry("control plane back with DRAAdminAccess=true", fmt.Sprint(took))
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))

@@ -22,12 +22,20 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
+
+// recordStep puts a timed step on the report's timeline.
+func recordStep(step timeline.Step) {
+	ginkgo.AddReportEntry(timeline.Entry, step, ginkgo.ReportEntryVisibilityNever)
+}
 
 var (
 	cfg = testenv.Config{}
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
 	env *testenv.Env
+	// timelineFile holds the steps the Makefile timed before the suite.
+	timelineFile string
 )
 
 func init() {
@@ -43,6 +51,7 @@ func init() {
 	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
 	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
 	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
+	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
 	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
 }
 
@@ -104,6 +113,9 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 		kindcluster.Delete(sh.ClusterName)
 	}
 	framework.ExpectNoError(err, "setting up the cluster")
+	for _, step := range sh.Timeline {
+		recordStep(step)
+	}
 	framework.Logf("cluster %s ready for specs in %s: Kubernetes %s (%s), profile %s, resource.k8s.io/%s",
 		sh.ClusterName, time.Since(start).Round(time.Second), sh.ServerVersion, sh.Release, sh.Profile, sh.ResourceAPI)
 	return sh.Encode()
@@ -130,6 +142,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 		meta.Components = env.Components
 	}
 	out := report.FromGinkgo(r, meta)
+	before, err := timeline.ReadFile(timelineFile)
+	framework.ExpectNoError(err)
+	out.Timeline = append(before, out.Timeline...)
 	os.MkdirAll(cfg.Artifacts, 0o755)
 	framework.ExpectNoError(out.WriteJSON(filepath.Join(cfg.Artifacts, "report.json")))
 	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(cfg.Artifacts, "report.md")))
@@ -154,5 +169,8 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	// Any process's failure leaves the marker; then the cluster's logs are kept too.
 	_, err := os.Stat(failureMarker())
 	failed := err == nil
-	framework.ExpectNoError(testenv.Teardown(ctx, env.Shared, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter))
+	start := time.Now()
+	err = testenv.Teardown(ctx, env.Shared, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter)
+	recordStep(timeline.Since(timeline.KindTeardown, "logs and cluster deletion", start))
+	framework.ExpectNoError(err)
 }, ginkgo.NodeTimeout(5*time.Minute))

@@ -15,6 +15,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 // The in-place upgrade: the suite's cluster (release N) gets the control-plane
@@ -113,10 +114,12 @@ func switchRelease(ctx context.Context, bits *kindcluster.ReleaseBits) {
 	from := env.Cluster.Release
 	steps, err := env.Cluster.SwitchRelease(ctx, bits, ginkgo.GinkgoWriter)
 	framework.ExpectNoError(err)
+	at := start
 	for _, s := range steps {
-		ginkgo.AddReportEntry(fmt.Sprintf("%s -> %s: %s", from.Minor, bits.Release.Minor, s.Name), s.Took.Round(100*time.Millisecond).String())
+		recordStep(timeline.Step{Kind: timeline.KindRelease, Name: fmt.Sprintf("%s -> %s: %s", from.Minor, bits.Release.Minor, s.Name), Started: at, Seconds: s.Took.Seconds()})
+		at = at.Add(s.Took)
 	}
-	ginkgo.AddReportEntry(fmt.Sprintf("%s -> %s", from.Minor, bits.Release.Minor), time.Since(start).Round(time.Second).String())
+	recordStep(timeline.Since(timeline.KindRelease, fmt.Sprintf("%s -> %s", from.Minor, bits.Release.Minor), start))
 	v, err := env.Client.Discovery().ServerVersion()
 	framework.ExpectNoError(err)
 	gomega.Expect(v.GitVersion).To(gomega.Equal(bits.Release.GitVersion()), "the apiserver's version after the switch")

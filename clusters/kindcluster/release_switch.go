@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,14 @@ func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir strin
 	if r, err = r.AtPatch(v); err != nil {
 		return nil, fmt.Errorf("node image %s: %w", image, err)
 	}
+	id, err := imageID(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	if bits, ok := cachedBits(dir, id, r); ok {
+		bits.Image = image
+		return bits, nil
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -109,7 +118,52 @@ func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir strin
 	for i, comp := range switchedComponents {
 		bits.Images[comp] = refs[i]
 	}
-	return bits, nil
+	return bits, saveBits(bits, id)
+}
+
+// bitsRecord says which image a folder of release bits came from, so that a
+// later run (or the downgrade of the same run) reuses it instead of starting
+// containerd in the image again.
+type bitsRecord struct {
+	ImageID string                       `json:"imageID"`
+	Version string                       `json:"version"`
+	Images  map[profile.Component]string `json:"images"`
+}
+
+const bitsRecordFile = "bits.json"
+
+func saveBits(b *ReleaseBits, id string) error {
+	data, err := json.Marshal(bitsRecord{ImageID: id, Version: b.Release.Version, Images: b.Images})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(b.Dir, bitsRecordFile), data, 0o644)
+}
+
+// cachedBits returns the bits in dir when they came from image id and are
+// whole (the archive reads to its end).
+func cachedBits(dir, id string, r release.Release) (*ReleaseBits, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, bitsRecordFile))
+	if err != nil {
+		return nil, false
+	}
+	var rec bitsRecord
+	if json.Unmarshal(data, &rec) != nil || rec.ImageID != id || rec.Version != r.Version || len(rec.Images) != len(switchedComponents) {
+		return nil, false
+	}
+	b := &ReleaseBits{Release: r, Dir: dir, Images: rec.Images}
+	if _, err := os.Stat(b.kubelet()); err != nil || checkTar(b.archive()) != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+func imageID(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
+	if err != nil {
+		return "", fmt.Errorf("inspecting node image %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // checkTar reads an archive to its end, so that a truncated export fails
@@ -227,8 +281,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 }
 
 // switchComponentImage points one static pod at the target release's image
-// and waits until the kubelet runs it, Ready, and (for kube-apiserver) the
-// server reports the new version.
+// and waits until the component's binary is of the target release and serves.
 func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp profile.Component, image string, to release.Release) error {
 	manifest, err := readFile(cp, manifestPath(comp))
 	if err != nil {
@@ -247,21 +300,12 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 		return err
 	}
 	oldHash := c.mirrorPodHash(ctx, cp, comp)
-	if err := writeFile(cp, manifestPath(comp), updated); err != nil {
+	if err := c.replaceStaticPods(ctx, cp, map[profile.Component][]byte{comp: updated}); err != nil {
 		return err
 	}
-	return c.waitStaticPod(ctx, cp, comp, oldHash, "as "+image, func(pod *corev1.Pod) (bool, string) {
-		if pod.Spec.Containers[0].Image != image {
-			return false, ""
-		}
-		if comp != profile.APIServer {
-			return true, ""
-		}
-		v, err := c.Client.Discovery().ServerVersion()
-		if err != nil {
-			return false, err.Error()
-		}
-		return v.GitVersion == to.GitVersion(), "server version " + v.GitVersion
+	want := "Kubernetes " + to.GitVersion()
+	return c.waitComponent(ctx, cp, comp, oldHash, "as "+image, true, func(p process) (bool, string) {
+		return p.Version == want, ""
 	})
 }
 
@@ -326,8 +370,8 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *Release
 			}
 		}
 	}
-	if err := n.Command("sh", "-c", "mv "+next+" /usr/bin/kubelet && systemctl restart kubelet").Run(); err != nil {
-		return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
+	if err := restartKubelet(ctx, n, "mv "+next+" /usr/bin/kubelet"); err != nil {
+		return err
 	}
 	if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
 		var journal bytes.Buffer
@@ -375,12 +419,9 @@ func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *Re
 		return "server version " + v.GitVersion
 	}
 	for _, comp := range switchedComponents {
-		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
-		if err != nil {
-			return err.Error()
-		}
-		if pod.Spec.Containers[0].Image != bits.Images[comp] || !podReady(*pod) {
-			return fmt.Sprintf("%s: image %s, ready %t", comp, pod.Spec.Containers[0].Image, podReady(*pod))
+		p := probe(cp, comp, true)
+		if p.Version != "Kubernetes "+bits.Release.GitVersion() || p.Health != "ok" {
+			return fmt.Sprintf("%s: %s", comp, p)
 		}
 	}
 	if _, err := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
 func TestControlPlaneRefsPicksTheVersionAsked(t *testing.T) {
@@ -53,5 +56,35 @@ func TestCheckTarFindsATruncatedArchive(t *testing.T) {
 	}
 	if err := checkTar(cut); err == nil {
 		t.Fatal("a truncated archive must be refused")
+	}
+}
+
+func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
+	dir := t.TempDir()
+	r, err := release.Get("1.36")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &ReleaseBits{Release: r, Dir: dir, Images: map[profile.Component]string{
+		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
+	os.WriteFile(b.kubelet(), []byte("binary"), 0o755)
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
+	tw.Write([]byte("{}"))
+	tw.Close()
+	os.WriteFile(b.archive(), archive.Bytes(), 0o644)
+	if err := saveBits(b, "sha256:one"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := cachedBits(dir, "sha256:one", r); !ok || got.Images[profile.Scheduler] != "s" {
+		t.Fatalf("same image: want the cached bits, got %+v, %t", got, ok)
+	}
+	if _, ok := cachedBits(dir, "sha256:two", r); ok {
+		t.Fatal("another image must be extracted again")
+	}
+	os.WriteFile(b.archive(), archive.Bytes()[:513], 0o644)
+	if _, ok := cachedBits(dir, "sha256:one", r); ok {
+		t.Fatal("a cut archive must be extracted again")
 	}
 }

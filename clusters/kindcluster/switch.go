@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -74,35 +73,25 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 }
 
 // SetStaticPodGates sets DRAAdminAccess in several control-plane components
-// at once: every manifest is rewritten first and then all are waited for, so
+// at once: every manifest is replaced first and then all are waited for, so
 // the call costs the slowest restart, not the sum. The durations run from the
-// first write to each component's return.
+// start to each component's return.
 func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Component]bool) (map[profile.Component]time.Duration, error) {
 	cp, err := c.ControlPlane()
 	if err != nil {
 		return nil, err
 	}
-	// Stable order, and the hashes read before any write, while kube-apiserver still answers.
-	var comps []profile.Component
+	start := time.Now()
+	// The hashes are read before any restart, while kube-apiserver answers.
 	hashes := map[profile.Component]string{}
-	for _, comp := range profile.ControlPlane {
-		if _, ok := gates[comp]; ok {
-			comps = append(comps, comp)
-			hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
-		}
+	for comp := range gates {
+		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
+	}
+	written, err := c.writeStaticPodGates(ctx, cp, gates)
+	if err != nil {
+		return nil, err
 	}
 	took := map[profile.Component]time.Duration{}
-	start := time.Now()
-	var written []profile.Component
-	for _, comp := range comps {
-		_, changed, err := c.WriteStaticPodGate(ctx, comp, gates[comp])
-		if err != nil {
-			return took, err
-		}
-		if changed {
-			written = append(written, comp)
-		}
-	}
 	for _, comp := range written {
 		err := c.waitGate(ctx, cp, comp, hashes[comp], gates[comp])
 		took[comp] = time.Since(start)
@@ -113,70 +102,58 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	return took, nil
 }
 
-func manifestPath(comp profile.Component) string {
-	return "/etc/kubernetes/manifests/" + string(comp) + ".yaml"
-}
-
-func readFile(n nodes.Node, path string) ([]byte, error) {
-	var out bytes.Buffer
-	if err := n.Command("cat", path).SetStdout(&out).Run(); err != nil {
-		return nil, fmt.Errorf("reading %s on %s: %w", path, n, err)
-	}
-	return out.Bytes(), nil
-}
-
-// writeFile replaces a file atomically; for manifests the temporary copy lives
-// outside the kubelet's manifest folder so it never sees a half-written pod.
-func writeFile(n nodes.Node, path string, data []byte) error {
-	tmp := "/etc/kubernetes/." + strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_") + ".new"
-	script := fmt.Sprintf("cat > %s && mv %s %s", tmp, tmp, path)
-	if err := n.Command("sh", "-c", script).SetStdin(bytes.NewReader(data)).Run(); err != nil {
-		return fmt.Errorf("writing %s on %s: %w", path, n, err)
-	}
-	return nil
-}
-
-// WriteStaticPodGate rewrites the component's static pod manifest with the
-// gate set, and returns at once with the mirror pod's config hash from
-// before; the kubelet restarts the component on its own.
-func (c *Cluster) WriteStaticPodGate(ctx context.Context, comp profile.Component, enable bool) (oldHash string, changed bool, err error) {
+// WriteStaticPodGates restarts the components with the gate set and returns
+// without waiting for them to come back (the GA lock spec watches them refuse).
+func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Component]bool) error {
 	cp, err := c.ControlPlane()
 	if err != nil {
-		return "", false, err
+		return err
 	}
-	manifest, err := readFile(cp, manifestPath(comp))
-	if err != nil {
-		return "", false, err
-	}
-	if gates, err := toggle.StaticPodGates(manifest); err == nil {
-		if v, ok := gates[release.Gate]; ok && v == enable {
-			return "", false, nil // already in force
+	_, err = c.writeStaticPodGates(ctx, cp, gates)
+	return err
+}
+
+// writeStaticPodGates restarts, in one round, every component whose manifest
+// does not already carry the wanted value, and returns those, in the order
+// of profile.ControlPlane.
+func (c *Cluster) writeStaticPodGates(ctx context.Context, cp nodes.Node, gates map[profile.Component]bool) ([]profile.Component, error) {
+	updated := map[profile.Component][]byte{}
+	var written []profile.Component
+	for _, comp := range profile.ControlPlane {
+		enable, ok := gates[comp]
+		if !ok {
+			continue
 		}
+		manifest, err := readFile(cp, manifestPath(comp))
+		if err != nil {
+			return nil, err
+		}
+		if current, err := toggle.StaticPodGates(manifest); err == nil {
+			if v, ok := current[release.Gate]; ok && v == enable {
+				continue // already in force
+			}
+		}
+		if updated[comp], err = toggle.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
+			return nil, err
+		}
+		written = append(written, comp)
 	}
-	updated, err := toggle.SetStaticPodGate(manifest, release.Gate, enable)
-	if err != nil {
-		return "", false, err
+	if len(written) == 0 {
+		return nil, nil
 	}
-	return c.mirrorPodHash(ctx, cp, comp), true, writeFile(cp, manifestPath(comp), updated)
+	return written, c.replaceStaticPods(ctx, cp, updated)
 }
 
 func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, enable bool) error {
-	cp, err := c.ControlPlane()
-	if err != nil {
-		return err
-	}
-	oldHash, changed, err := c.WriteStaticPodGate(ctx, comp, enable)
-	if err != nil || !changed {
-		return err
-	}
-	return c.waitGate(ctx, cp, comp, oldHash, enable)
+	_, err := c.SetStaticPodGates(ctx, map[profile.Component]bool{comp: enable})
+	return err
 }
 
-// waitGate waits until comp runs, Ready, with the gate flag set to enable.
+// waitGate waits until comp serves with the gate flag set to enable.
 func (c *Cluster) waitGate(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash string, enable bool) error {
 	want := fmt.Sprintf("%s=%t", release.Gate, enable)
-	return c.waitStaticPod(ctx, cp, comp, oldHash, "with "+want, func(pod *corev1.Pod) (bool, string) {
-		return strings.Contains(strings.Join(pod.Spec.Containers[0].Command, " "), want), ""
+	return c.waitComponent(ctx, cp, comp, oldHash, "with "+want, false, func(p process) (bool, string) {
+		return strings.Contains(p.Command, want), ""
 	})
 }
 
@@ -191,37 +168,6 @@ func (c *Cluster) mirrorPodHash(ctx context.Context, cp nodes.Node, comp profile
 }
 
 const configHash = "kubernetes.io/config.hash"
-
-// waitStaticPod waits until the kubelet runs comp from a manifest newer than
-// oldHash, Ready, and inForce (which may add to what a failure reports) says
-// the change took. A component that refuses its new manifest fails here with
-// its own last log lines.
-func (c *Cluster) waitStaticPod(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, inForce func(*corev1.Pod) (bool, string)) error {
-	podName := string(comp) + "-" + cp.String()
-	var seen string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
-		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
-		if err != nil {
-			seen = err.Error() // the apiserver itself may be restarting
-			return false, nil
-		}
-		hash := pod.Annotations[configHash]
-		seen = fmt.Sprintf("config hash %s (was %s), image %s, phase %s, ready %t", hash, oldHash, pod.Spec.Containers[0].Image, pod.Status.Phase, podReady(*pod))
-		if hash == oldHash || !podReady(*pod) {
-			return false, nil
-		}
-		ok, more := inForce(pod)
-		if more != "" {
-			seen += ", " + more
-		}
-		return ok, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s did not come back %s within %s (last seen: %s); its last log lines:\n%s",
-			comp, what, SwitchTimeout, seen, c.componentLog(cp, comp))
-	}
-	return nil
-}
 
 // componentLog returns the tail of a static pod's newest container log on the
 // node, where a component that refuses its flags says why.
@@ -259,9 +205,37 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) error {
 		if err := writeFile(n, path, updated); err != nil {
 			return err
 		}
-		if err := n.Command("systemctl", "restart", "kubelet").Run(); err != nil {
-			return fmt.Errorf("restarting the kubelet on %s: %w", n, err)
+		if err := restartKubelet(ctx, n, ""); err != nil {
+			return err
 		}
 	}
 	return waitNodesReady(ctx, c)
+}
+
+// restartKubelet restarts the kubelet on n (running `before` first, when
+// given, in the same shell) and waits until a new kubelet process answers on
+// its healthz port: a node's Ready condition alone would still show the old
+// kubelet's last report.
+func restartKubelet(ctx context.Context, n nodes.Node, before string) error {
+	old, _ := run(n, "systemctl show -p MainPID --value kubelet")
+	script := "systemctl restart kubelet"
+	if before != "" {
+		script = before + " && " + script
+	}
+	if out, err := run(n, script); err != nil {
+		return fmt.Errorf("restarting the kubelet on %s: %w: %s", n, err, out)
+	}
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		pid, _ := run(n, "systemctl show -p MainPID --value kubelet")
+		health, _ := run(n, "curl -s --max-time 2 http://127.0.0.1:10248/healthz")
+		seen = fmt.Sprintf("pid %s (was %s), healthz %q", pid, old, health)
+		return pid != "" && pid != "0" && pid != old && health == "ok", nil
+	})
+	if err != nil {
+		var journal bytes.Buffer
+		n.Command("sh", "-c", "journalctl -u kubelet --no-pager -n 5 -o cat").SetStdout(&journal).Run()
+		return fmt.Errorf("the kubelet on %s did not come back within %s (last seen: %s); its last log lines:\n%s", n, SwitchTimeout, seen, journal.String())
+	}
+	return nil
 }

@@ -99,6 +99,9 @@ func TestRenderV1Beta3PatchesEachComponent(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("feature-gates per component = %v, want %v", got, want)
 	}
+	if cluster.ControllerManager.ExtraArgs["leader-elect"] != "false" || cluster.Scheduler.ExtraArgs["leader-elect"] != "false" {
+		t.Fatalf("one control-plane node: no leader election in the controller manager and the scheduler, got %+v", cluster)
+	}
 	var kubelet map[string]any
 	yaml.Unmarshal([]byte(cfg.KubeadmConfigPatches[1]), &kubelet)
 	if kubelet["kind"] != "KubeletConfiguration" || kubelet["failCgroupV1"] != false {
@@ -134,8 +137,16 @@ func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.KubeadmConfigPatchesJSON6902) != 3 {
-		t.Fatalf("want one append per control-plane component, got %+v", cfg.KubeadmConfigPatchesJSON6902)
+	// apiserver: gates; controller manager and scheduler: gates, leader-elect.
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 5 {
+		t.Fatalf("want one append per control-plane flag, got %+v", cfg.KubeadmConfigPatchesJSON6902)
+	}
+	var le []map[string]any
+	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatchesJSON6902[4].Patch), &le); err != nil {
+		t.Fatal(err)
+	}
+	if le[0]["path"] != "/scheduler/extraArgs/-" || !reflect.DeepEqual(le[0]["value"], map[string]any{"name": "leader-elect", "value": "false"}) {
+		t.Fatalf("scheduler leader-elect patch: %v", le)
 	}
 	p := cfg.KubeadmConfigPatchesJSON6902[1]
 	var ops []map[string]any

@@ -67,23 +67,26 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 
 	if r.KubeadmV1Beta4 {
 		// v1beta4 extraArgs are lists without a merge key: a strategic merge
-		// would replace kind's own args, so append with JSON-6902 instead.
+		// would replace kind's own args, so append with JSON-6902 instead
+		// (kubeadm lets an appended arg override its default of that name).
 		for _, c := range ControlPlane {
-			gates := p.Gates(r, c)
-			if len(gates) == 0 {
-				continue
+			for _, a := range controlPlaneArgs(r, p, c) {
+				cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, PatchJSON6902{
+					Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
+					Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: %s, value: %q}\n",
+						kubeadmKeys[c], a.name, a.value),
+				})
 			}
-			cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, PatchJSON6902{
-				Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
-				Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: feature-gates, value: %q}\n",
-					kubeadmKeys[c], FormatGates(gates)),
-			})
 		}
 	} else {
 		cluster := map[string]any{"kind": "ClusterConfiguration"}
 		for _, c := range ControlPlane {
-			if gates := p.Gates(r, c); len(gates) > 0 {
-				cluster[kubeadmKeys[c]] = map[string]any{"extraArgs": map[string]string{"feature-gates": FormatGates(gates)}}
+			args := map[string]string{}
+			for _, a := range controlPlaneArgs(r, p, c) {
+				args[a.name] = a.value
+			}
+			if len(args) > 0 {
+				cluster[kubeadmKeys[c]] = map[string]any{"extraArgs": args}
 			}
 		}
 		if len(cluster) > 1 {
@@ -111,6 +114,25 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, string(patch))
 	}
 	return cfg, nil
+}
+
+type arg struct{ name, value string }
+
+// controlPlaneArgs are the flags the suite adds to a control-plane component:
+// its feature gates, and for kube-controller-manager and kube-scheduler no
+// leader election. The cluster has one control-plane node, so there is
+// nothing to elect; with it on, a restarted component would wait out its
+// killed predecessor's 15 s lease before doing anything, and every gate move
+// would cost that.
+func controlPlaneArgs(r release.Release, p Profile, c Component) []arg {
+	var args []arg
+	if gates := p.Gates(r, c); len(gates) > 0 {
+		args = append(args, arg{"feature-gates", FormatGates(gates)})
+	}
+	if c == ControllerManager || c == Scheduler {
+		args = append(args, arg{"leader-elect", "false"})
+	}
+	return args
 }
 
 // YAML renders the config as kind reads it.

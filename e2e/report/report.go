@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 // KEPEntry is the report entry name under which a spec states the KEP
@@ -69,12 +71,41 @@ type Report struct {
 	Totals   Totals    `json:"totals"`
 	Specs    []Spec    `json:"specs"`
 	Problems []string  `json:"suiteProblems,omitempty"`
+	// Timeline is where the time went, in order: steps before the suite,
+	// set-up, spec groups, gate moves and release switches, teardown.
+	Timeline []timeline.Step `json:"timeline"`
 }
 
 // FromGinkgo builds the report from Ginkgo's.
 func FromGinkgo(r types.Report, meta Meta) Report {
 	out := Report{Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
+	groups := map[string]*timeline.Step{}
+	var groupOrder []string
 	for _, s := range r.SpecReports {
+		for _, e := range s.ReportEntries {
+			if e.Name != timeline.Entry {
+				continue
+			}
+			if step, ok := stepOf(e); ok {
+				out.Timeline = append(out.Timeline, step)
+			}
+		}
+		if s.LeafNodeType == types.NodeTypeIt && !s.StartTime.IsZero() && s.RunTime > 0 && len(s.ContainerHierarchyTexts) > 0 {
+			name := s.ContainerHierarchyTexts[0]
+			g, ok := groups[name]
+			if !ok {
+				g = &timeline.Step{Kind: timeline.KindGroup, Name: name, Started: s.StartTime}
+				groups[name] = g
+				groupOrder = append(groupOrder, name)
+			}
+			if s.StartTime.Before(g.Started) {
+				g.Seconds += g.Started.Sub(s.StartTime).Seconds()
+				g.Started = s.StartTime
+			}
+			if end := s.EndTime.Sub(g.Started).Seconds(); end > g.Seconds {
+				g.Seconds = end
+			}
+		}
 		if s.LeafNodeType != types.NodeTypeIt {
 			if s.State.Is(types.SpecStateFailureStates) {
 				out.Problems = append(out.Problems, fmt.Sprintf("%s: %s", s.LeafNodeType, s.Failure.Message))
@@ -109,7 +140,22 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 		out.Specs = append(out.Specs, spec)
 	}
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
+	for _, name := range groupOrder {
+		out.Timeline = append(out.Timeline, *groups[name])
+	}
+	timeline.Sort(out.Timeline)
 	return out
+}
+
+// stepOf reads a timeline entry: as recorded on this process, or as JSON
+// from another parallel process.
+func stepOf(e types.ReportEntry) (timeline.Step, bool) {
+	if step, ok := e.GetRawValue().(timeline.Step); ok {
+		return step, true
+	}
+	var step timeline.Step
+	err := json.Unmarshal([]byte(e.Value.AsJSON), &step)
+	return step, err == nil
 }
 
 // Outcome is how the suite counts one spec: a skip is "skipped" only when the
@@ -211,6 +257,7 @@ func (r Report) Markdown() string {
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "Suite problem: %s\n\n", cell(p))
 	}
+	b.WriteString(r.timelineMarkdown())
 	b.WriteString("| result | spec | labels | profile | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Specs {
 		reason := s.Reason
@@ -220,6 +267,36 @@ func (r Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, cell(s.KEP), cell(reason))
 	}
 	return b.String()
+}
+
+// timelineMarkdown is the "where the time went" table: each step's start
+// from the suite's start (before the suite: "-") and its duration. Spec
+// groups overlap each other and the moves inside them.
+func (r Report) timelineMarkdown() string {
+	if len(r.Timeline) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Where the time went\n\n| at | kind | step | took |\n|---|---|---|---|\n")
+	for _, s := range r.Timeline {
+		at := "-"
+		if !s.Started.IsZero() {
+			at = "+" + clock(s.Started.Sub(r.Started))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", at, s.Kind, cell(s.Name), clock(time.Duration(s.Seconds*float64(time.Second))))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// clock writes a duration as m:ss.s.
+func clock(d time.Duration) string {
+	if d < 0 {
+		return "-" + clock(-d)
+	}
+	m := int(d / time.Minute)
+	sec := (d - time.Duration(m)*time.Minute).Seconds()
+	return fmt.Sprintf("%d:%04.1f", m, sec)
 }
 
 // cell keeps a value on one table row.

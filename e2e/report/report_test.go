@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 func spec(text string, state types.SpecState, msg string, entries ...types.ReportEntry) types.SpecReport {
@@ -112,5 +115,39 @@ func TestJSONRoundTripAndMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestFromGinkgoBuildsTheTimeline(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	move := types.ReportEntry{Name: timeline.Entry, Value: types.WrapEntryValue(
+		timeline.Step{Kind: timeline.KindMove, Name: "kube-apiserver DRAAdminAccess=false", Started: at(100), Seconds: 9.5})}
+	setup := types.ReportEntry{Name: timeline.Entry, Value: types.WrapEntryValue(
+		timeline.Step{Kind: timeline.KindSetup, Name: "cluster create", Started: at(1), Seconds: 50})}
+	inGroup := func(group string, start, end float64, entries ...types.ReportEntry) types.SpecReport {
+		s := spec("x", types.SpecStatePassed, "", entries...)
+		s.ContainerHierarchyTexts = []string{group}
+		s.StartTime, s.EndTime, s.RunTime = at(start), at(end), at(end).Sub(at(start))
+		return s
+	}
+	r := FromGinkgo(types.Report{StartTime: t0, SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStatePassed, ReportEntries: []types.ReportEntry{setup}},
+		inGroup("authz", 60, 70),
+		inGroup("authz", 55, 65),
+		inGroup("toggle", 95, 130, move),
+		spec("filtered", types.SpecStateSkipped, ""), // never ran: no group time
+	}}, Meta{Release: "1.35"})
+	var got []string
+	for _, s := range r.Timeline {
+		got = append(got, fmt.Sprintf("%s %s @%.0f %.1f", s.Kind, s.Name, s.Started.Sub(t0).Seconds(), s.Seconds))
+	}
+	want := []string{"setup cluster create @1 50.0", "group authz @55 15.0", "group toggle @95 35.0", "move kube-apiserver DRAAdminAccess=false @100 9.5"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("timeline:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	md := r.Markdown()
+	if !strings.Contains(md, "| +1:40.0 | move | kube-apiserver DRAAdminAccess=false | 0:09.5 |") {
+		t.Fatalf("report.md lacks the move's row:\n%s", md)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -73,6 +74,8 @@ type Shared struct {
 	// published image, "1.35.4" from the offline build; an existing
 	// cluster's server version): the patch every version check expects.
 	NodeVersion string
+	// Timeline is what set-up spent its time on.
+	Timeline []timeline.Step
 }
 
 // Env is one process's view of the cluster.
@@ -132,12 +135,14 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		}
 		sh.NodeVersion = rel.Version
 		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img, rel.GitVersion())
+		t := time.Now()
 		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img,
 			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
 		if err != nil {
 			return sh, err
 		}
 		sh.KubeconfigPath, sh.Owned, sh.Kind = c.KubeconfigPath, true, true
+		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "cluster create (kind, pod network, nodes and kube-system Ready)", t))
 	}
 	env, err := Connect(sh)
 	if err != nil {
@@ -166,11 +171,14 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 			return sh, err
 		}
 		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
+		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image build", t))
 	}
 	if c != nil {
+		t := time.Now()
 		if err := c.LoadImageArchive(built.Archive); err != nil {
 			return sh, err
 		}
+		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image load", t))
 	}
 	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
 	if _, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{}); err == nil {
@@ -181,6 +189,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		return sh, err
 	}
 	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
+	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
 	return sh, nil
 }
 

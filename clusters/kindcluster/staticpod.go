@@ -1,0 +1,219 @@
+package kindcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+)
+
+// How a control-plane component is restarted with a new manifest, fast.
+//
+// Editing a manifest in place makes the kubelet start the new pod only after
+// the old one is fully cleaned up, and a new static pod that finds its
+// predecessor still there is retried after a 10-15 s back-off (pod_workers.go,
+// backOffPeriod); kube-apiserver also lingers for its whole 30 s grace period
+// after it stopped serving. Measured on a 1.35 cluster: 15 s for
+// kube-controller-manager, about 40 s for kube-apiserver, before the new
+// process even started. So the suite takes the manifest out, ends the old
+// process once it no longer serves (what the kubelet does at the end of the
+// grace period anyway), waits until the kubelet has cleaned up the old pod,
+// and only then puts the new manifest in: the new process starts at once.
+
+// pollInterval is how often a restart step looks again: each look is one
+// `docker exec`, about 0.1 s.
+const pollInterval = 250 * time.Millisecond
+
+// healthURL is the endpoint, inside the control-plane node, where each
+// component says it serves; all allow anonymous reads (kubeadm's defaults).
+var healthURL = map[profile.Component]string{
+	profile.APIServer:         "https://127.0.0.1:6443/readyz",
+	profile.ControllerManager: "https://127.0.0.1:10257/healthz",
+	profile.Scheduler:         "https://127.0.0.1:10259/healthz",
+}
+
+func manifestPath(comp profile.Component) string {
+	return "/etc/kubernetes/manifests/" + string(comp) + ".yaml"
+}
+
+func readFile(n nodes.Node, path string) ([]byte, error) {
+	var out bytes.Buffer
+	if err := n.Command("cat", path).SetStdout(&out).Run(); err != nil {
+		return nil, fmt.Errorf("reading %s on %s: %w", path, n, err)
+	}
+	return out.Bytes(), nil
+}
+
+// writeFile replaces a file atomically; for manifests the temporary copy lives
+// outside the kubelet's manifest folder so it never sees a half-written pod.
+func writeFile(n nodes.Node, path string, data []byte) error {
+	tmp := stagingPath(path)
+	script := fmt.Sprintf("cat > %s && mv %s %s", tmp, tmp, path)
+	if err := n.Command("sh", "-c", script).SetStdin(bytes.NewReader(data)).Run(); err != nil {
+		return fmt.Errorf("writing %s on %s: %w", path, n, err)
+	}
+	return nil
+}
+
+func stagingPath(path string) string {
+	return "/etc/kubernetes/." + strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_") + ".new"
+}
+
+// run runs a shell script on the node and returns its trimmed output.
+func run(n nodes.Node, script string, args ...string) (string, error) {
+	var out bytes.Buffer
+	cmd := append([]string{"-c", script, "sh"}, args...)
+	err := n.Command("sh", cmd...).SetStdout(&out).SetStderr(&out).Run()
+	return strings.TrimSpace(out.String()), err
+}
+
+// replaceStaticPods gives each component its new manifest and returns once
+// the old processes are gone and the new manifests are in the kubelet's
+// folder. It does not wait for the new processes (see waitComponent): a
+// component that refuses its flags never comes up, and the GA lock spec wants
+// exactly that. Several components are replaced together, so that a move
+// costs one round of waiting, not one per component.
+func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) error {
+	var comps []profile.Component
+	for _, comp := range profile.ControlPlane {
+		if m, ok := manifests[comp]; ok {
+			comps = append(comps, comp)
+			// Staged first: an interrupted restart can be finished by hand
+			// (move the staged file into the folder) and never loses a manifest.
+			staged := stagingPath(manifestPath(comp))
+			if err := cp.Command("sh", "-c", `cat > "$0"`, staged).SetStdin(bytes.NewReader(m)).Run(); err != nil {
+				return fmt.Errorf("staging %s's new manifest on %s: %w", comp, cp, err)
+			}
+		}
+	}
+	for _, comp := range comps {
+		if _, err := run(cp, `[ ! -f "$1" ] || mv "$1" "$2"`, manifestPath(comp), parkedPath(comp)); err != nil {
+			return fmt.Errorf("taking %s's manifest out of the kubelet's folder on %s: %w", comp, cp, err)
+		}
+	}
+	var serving []profile.Component
+	stopped := func(ctx context.Context) (bool, error) {
+		serving = nil
+		for _, comp := range comps {
+			if _, err := run(cp, `curl -sk -o /dev/null --max-time 1 "$1"`, healthURL[comp]); err == nil {
+				serving = append(serving, comp)
+			}
+		}
+		return len(serving) == 0, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, stopped); err != nil {
+		return fmt.Errorf("%v still serve a minute after their manifests were taken away: %w", serving, err)
+	}
+	for _, comp := range comps {
+		// No longer serving: the rest of its grace period only drains.
+		run(cp, `pkill -KILL -f "^$1 " || true`, string(comp))
+	}
+	cleanedUp := func(ctx context.Context) (bool, error) {
+		for _, comp := range comps {
+			if _, err := run(cp, `ls -d /var/lib/kubelet/pods/*/containers/"$1" >/dev/null 2>&1`, string(comp)); err == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	// Bounded, and no error past it: the kubelet then still starts the new
+	// pods, only after its back-off.
+	wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, cleanedUp)
+	for _, comp := range comps {
+		if _, err := run(cp, `mv "$1" "$2" && rm -f "$3"`, stagingPath(manifestPath(comp)), manifestPath(comp), parkedPath(comp)); err != nil {
+			return fmt.Errorf("putting %s's new manifest into the kubelet's folder on %s: %w", comp, cp, err)
+		}
+	}
+	return nil
+}
+
+func parkedPath(comp profile.Component) string { return "/etc/kubernetes/." + string(comp) + ".parked" }
+
+// process is what the control-plane node shows of a component's process.
+type process struct {
+	PID     string
+	Command string // the command line, arguments separated by spaces
+	Version string // the binary's --version output, when asked for
+	Health  string // the health endpoint's answer ("ok" when it serves)
+}
+
+func (p process) String() string {
+	if p.PID == "" {
+		return "no process"
+	}
+	s := "pid " + p.PID + ", health " + p.Health
+	if p.Version != "" {
+		s += ", " + p.Version
+	}
+	return s
+}
+
+const probeScript = `pid=$(pgrep -o -f "^$1 ") || exit 0
+echo "$pid"
+tr '\0' ' ' < /proc/$pid/cmdline; echo
+if [ "$3" = version ]; then /proc/$pid/exe --version 2>&1 | head -n 1; else echo; fi
+curl -sk --max-time 2 "$2" | head -c 200; echo`
+
+// probe reads comp's process on the node; withVersion also runs its binary's
+// --version (about 0.1 s more).
+func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
+	flag := ""
+	if withVersion {
+		flag = "version"
+	}
+	out, _ := run(n, probeScript, string(comp), healthURL[comp], flag)
+	lines := strings.SplitN(out, "\n", 4)
+	for len(lines) < 4 {
+		lines = append(lines, "")
+	}
+	return process{PID: lines[0], Command: strings.TrimSpace(lines[1]), Version: strings.TrimSpace(lines[2]), Health: strings.TrimSpace(lines[3])}
+}
+
+// waitComponent waits until comp runs a process that inForce accepts, that
+// process answers on its health endpoint, and the kubelet has published the
+// new mirror pod (config hash other than oldHash), which port-forwards and
+// the specs' reads of the control plane need. It ends when the component
+// serves on its new configuration, not when its pod is marked Ready (for
+// the controller manager and the scheduler that is a startup probe 10 s
+// later). A component that refuses the change fails here with its own last
+// log lines.
+func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, withVersion bool, inForce func(process) (bool, string)) error {
+	podName := string(comp) + "-" + cp.String()
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		p := probe(cp, comp, withVersion)
+		seen = p.String()
+		if p.PID == "" {
+			return false, nil
+		}
+		ok, more := inForce(p)
+		if more != "" {
+			seen += ", " + more
+		}
+		if !ok || p.Health != "ok" {
+			return false, nil
+		}
+		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
+		if err != nil {
+			seen += ", mirror pod: " + err.Error()
+			return false, nil
+		}
+		if hash := pod.Annotations[configHash]; hash == oldHash {
+			seen += ", mirror pod still of the old manifest"
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not come back %s within %s (last seen: %s); its last log lines:\n%s",
+			comp, what, SwitchTimeout, seen, c.componentLog(cp, comp))
+	}
+	return nil
+}

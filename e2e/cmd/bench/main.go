@@ -1,0 +1,125 @@
+// Command bench prints where a release's run spends its time: the timeline of
+// one or more suite runs (report.json: images, cluster, driver, spec groups,
+// gate moves, release switches, the whole suite) and, on a cluster the run
+// kept, each component's gate move off and on repeated, with minimum, median
+// and maximum. make bench runs it; docs/benchmarks.md keeps its results.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+)
+
+type reports []string
+
+func (r *reports) String() string     { return strings.Join(*r, ",") }
+func (r *reports) Set(v string) error { *r = append(*r, v); return nil }
+
+func main() {
+	var files reports
+	flag.Var(&files, "report", "a suite run's report.json (repeatable)")
+	cluster := flag.String("cluster", "", "a kept cluster of the release to time gate moves on (none: the reports alone)")
+	kubeconfig := flag.String("kubeconfig", "", "that cluster's kubeconfig (default: kind's)")
+	rel := flag.String("release", release.Default, "the release of the cluster")
+	repeat := flag.Int("repeat", 3, "gate moves off and on per component")
+	out := flag.String("out", "", "also write the table here")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: bench --report REPORT.json [--report ...] [--cluster NAME --release 1.35 --repeat 3] [--out FILE]")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if len(files) == 0 || *repeat < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(files, *cluster, *kubeconfig, *rel, *repeat, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(files []string, cluster, kubeconfig, relName string, repeat int, out string) error {
+	s := newSamples()
+	for _, f := range files {
+		r, err := report.Read(f)
+		if err != nil {
+			return err
+		}
+		s.fromReport(r)
+	}
+	note := ""
+	if cluster != "" {
+		n, err := timeMoves(s, cluster, kubeconfig, relName, repeat)
+		if err != nil {
+			return err
+		}
+		note = n
+	}
+	text := fmt.Sprintf("Machine: %s\n\n%s\n%s", machine(), note, markdown(s.rows()))
+	fmt.Print(text)
+	if out != "" {
+		return os.WriteFile(out, []byte(text), 0o644)
+	}
+	return nil
+}
+
+// timeMoves switches each component's gate off and on `repeat` times on the
+// kept cluster; each move ends when the component serves on its new flag.
+func timeMoves(s *samples, cluster, kubeconfig, relName string, repeat int) (string, error) {
+	rel, err := release.Get(relName)
+	if err != nil {
+		return "", err
+	}
+	if _, locked := rel.DeclaredSkip(release.NeedGateSwitching, release.Mode{}); locked {
+		return fmt.Sprintf("Gate moves: none on Kubernetes %s, where %s is locked on.\n", rel.Minor, release.Gate), nil
+	}
+	c, err := kindcluster.Attach(cluster, rel, kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	for i := 0; i < repeat; i++ {
+		for _, comp := range profile.AllComponents {
+			for _, enable := range []bool{false, true} {
+				took, err := c.SetAdminAccess(ctx, comp, enable)
+				if err != nil {
+					return "", fmt.Errorf("%s %s=%t: %w", comp, release.Gate, enable, err)
+				}
+				name := fmt.Sprintf("%s %s=%t", comp, release.Gate, enable)
+				s.add(timeline.KindMove, name, took.Seconds())
+				fmt.Fprintf(os.Stderr, "bench: %s in %s\n", name, took.Round(100*time.Millisecond))
+			}
+		}
+	}
+	return fmt.Sprintf("Gate moves: each component off and on %d times on cluster %s, besides the suite's own moves.\n", repeat, cluster), nil
+}
+
+// machine names what the figures were measured on, load included.
+func machine() string {
+	read := func(path string) string {
+		b, _ := os.ReadFile(path)
+		return strings.TrimSpace(string(b))
+	}
+	mem := ""
+	for _, line := range strings.Split(read("/proc/meminfo"), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") {
+			mem = strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	docker, _ := exec.Command("docker", "version", "--format", "{{.Server.Version}}").Output()
+	load := strings.Join(strings.Fields(read("/proc/loadavg"))[:3], " ")
+	return fmt.Sprintf("%d CPUs, %s memory, Linux %s, Docker %s, load average %s, %s",
+		runtime.NumCPU(), mem, read("/proc/sys/kernel/osrelease"), strings.TrimSpace(string(docker)), load, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+}
