@@ -20,6 +20,8 @@ CLUSTER_NAME ?= dra-e2e
 NODE_IMAGE   ?= auto
 PROCS        ?= 2
 BENCH_REPEAT ?= 3
+# Extra Ginkgo flags, e.g. GINKGO_ARGS=-v or GINKGO_ARGS="--until-it-fails".
+GINKGO_ARGS  ?=
 TIMEOUT      ?= 60m
 ARTIFACTS    ?= $(CURDIR)/_artifacts
 OUT          := $(CURDIR)/_output
@@ -107,7 +109,7 @@ e2e-release: e2e-cli
 	printf 'test driver image %s\t%s\n' "$$tag" "$$(ms $$t)" >> $$timeline; \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
-	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) \
+	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) $(GINKGO_ARGS) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \

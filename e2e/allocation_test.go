@@ -15,6 +15,8 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // allocatedClaim waits until the claim is allocated and returns it.
@@ -69,15 +71,15 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		b := newBuilder(f)
 		node := anyWorker(ctx)
 		ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.DeviceIndex(0))
-		gomega.Expect(ordinaryVars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		gomega.Expect(ordinaryVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 		before := snapshot(ctx, ordinaryPod)
 
 		labelForAdmin(ctx, f.Namespace.Name)
 		_, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
-		gomega.Expect(builder.AllocatedDevices(admin)).To(gomega.Equal(builder.AllocatedDevices(ordinary)), "the same device")
-		gomega.Expect(builder.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
-		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue("DRA_DEVICE_DEV_0", string(admin.UID)))
+		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(ordinary)), "the same device")
+		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(0)), string(admin.UID)))
 		expectUndisturbed(ctx, ordinaryPod, before)
 	})
 
@@ -89,9 +91,9 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		adminPod, admin, _ := runOn(ctx, b, node, builder.DeviceIndex(1), builder.AdminAccess())
 		before := snapshot(ctx, adminPod)
 		_, ordinary, vars := runOn(ctx, b, node, builder.DeviceIndex(1))
-		gomega.Expect(builder.AllocatedDevices(ordinary)).To(gomega.Equal(builder.AllocatedDevices(admin)))
-		gomega.Expect(builder.AdminAccessResults(ordinary)).To(gomega.Equal([]bool{false}))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.Equal(observe.AllocatedDevices(admin)))
+		gomega.Expect(observe.AdminAccessResults(ordinary)).To(gomega.Equal([]bool{false}))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 		expectUndisturbed(ctx, adminPod, before)
 	})
 
@@ -106,12 +108,12 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		labelForAdmin(ctx, f.Namespace.Name)
 		adminPod, admin, vars := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
 		adminBefore := snapshot(ctx, adminPod)
-		gomega.Expect(builder.AllocatedDevices(admin)).To(gomega.ConsistOf(builder.AllocatedDevices(held)))
-		gomega.Expect(builder.AdminAccessResults(admin)).To(gomega.HaveEach(true))
+		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ConsistOf(observe.AllocatedDevices(held)))
+		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.HaveEach(true))
 		for i := 0; i < env.Driver.Devices; i++ {
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue(fmt.Sprintf("DRA_DEVICE_DEV_%d", i), string(admin.UID)))
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(i)), string(admin.UID)))
 		}
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		expectUndisturbed(ctx, holder, before)
 
 		ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
@@ -122,10 +124,10 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 			return err
 		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", held.Name)
 		_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
-		gomega.Expect(builder.AllocatedDevices(next)).To(gomega.ConsistOf(builder.AllocatedDevices(admin)),
+		gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
 			"an admin-access claim never counts as holding a device")
-		gomega.Expect(builder.AdminAccessResults(next)).To(gomega.HaveEach(false))
-		gomega.Expect(nextVars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		gomega.Expect(observe.AdminAccessResults(next)).To(gomega.HaveEach(false))
+		gomega.Expect(nextVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 		expectUndisturbed(ctx, adminPod, adminBefore)
 	})
 
@@ -143,7 +145,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 			pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 			pod, err = b.CreatePod(ctx, pod)
 			framework.ExpectNoError(err)
-			gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+			gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 			gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices),
 				"the ordinary claim holds every device of %s", n.Name)
 			holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
@@ -169,9 +171,9 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
 		for i := range pods.Items {
 			vars := expectRunning(ctx, b, &pods.Items[i])
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
 			claim := podClaim(ctx, b, &pods.Items[i])
-			gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
+			gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
 		}
 		expectAllUndisturbed(ctx, holders, before)
 	})
@@ -208,7 +210,7 @@ var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), g
 		framework.ExpectNoError(err)
 		// An apiserver with the gate off would drop the field and count an
 		// ordinary claim: the stored claim must still ask for admin access.
-		gomega.Expect(builder.RequestsAdminAccess(first)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field: is its gate off?)", first.Name)
+		gomega.Expect(observe.RequestsAdminAccess(first)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field: is its gate off?)", first.Name)
 		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		refused(err, "a second admin-access claim")
 		_, err = b.CreateClaim(ctx, b.Claim())

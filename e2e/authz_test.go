@@ -20,6 +20,8 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // denial is the release's exact Forbidden cause for request 0.
@@ -82,7 +84,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err, "ResourceClaim after labelling %s", env.Rel.AdminLabel)
-		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err, "ResourceClaimTemplate after labelling")
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
@@ -116,7 +118,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s of an admin-access claim in a labelled namespace", pod.Name)
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s of an admin-access claim in a labelled namespace", pod.Name)
 		before := snapshot(ctx, pod)
 
 		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")
@@ -127,7 +129,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		expectUndisturbed(ctx, pod, before)
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
+		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
 
 		ginkgo.By("the pod goes: reservedFor empties and kube-controller-manager deallocates the claim without being refused")
 		deletePod(ctx, pod)
@@ -144,9 +146,9 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 
 		ginkgo.By("the label is back: the waiting pod gets admin access, and the claim's whole life works again")
 		labelForAdmin(ctx, f.Namespace.Name)
-		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		stored = allocatedClaim(ctx, b, claim.Name)
-		gomega.Expect(builder.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
+		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
 		deletePod(ctx, waiting)
 		expectDeallocated(ctx, b, claim.Name)
 		framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
@@ -179,7 +181,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		framework.ExpectNoError(err)
 		node := nodes.Items[0].Name
 		err = patchAllocation(ctx, claim, map[string]any{
-			"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": "dev-0", "adminAccess": true})
+			"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": contract.DeviceName(0), "adminAccess": true})
 		gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial()))
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
@@ -227,8 +229,8 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 			_, err := b.CreatePod(ctx, pod)
 			framework.ExpectNoError(err)
 			vars := expectContainersRunning(ctx, b, pod)
-			gomega.Expect(vars[requests[0]]).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"), "pod %s, container of the ordinary request", pod.Name)
-			gomega.Expect(vars[requests[1]]).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s, container of the admin request", pod.Name)
+			gomega.Expect(vars[requests[0]]).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"), "pod %s, container of the ordinary request", pod.Name)
+			gomega.Expect(vars[requests[1]]).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s, container of the admin request", pod.Name)
 			allocated := podClaim(ctx, b, pod)
 			gomega.Expect(resultsByRequest(allocated)).To(gomega.Equal(map[string]bool{requests[0]: false, requests[1]: true}),
 				"status.allocation.devices.results[].adminAccess of claim %s", allocated.Name)
@@ -243,7 +245,7 @@ var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), fun
 		node := anyWorker(ctx)
 		result := func(i int, admin bool) map[string]any {
 			return map[string]any{"request": builder.RequestNameAt(i), "driver": env.Driver.DriverName, "pool": node,
-				"device": fmt.Sprintf("dev-%d", i), "adminAccess": admin}
+				"device": contract.DeviceName(i), "adminAccess": admin}
 		}
 		err = patchAllocation(ctx, claim, result(0, false), result(1, true))
 		path := env.Rel.AdminAccessStatusFieldPath(1)

@@ -19,8 +19,10 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // The specs here switch DRAAdminAccess in components of the shared cluster.
@@ -205,7 +207,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", gi
 		switchGate(ctx, profile.ControllerManager, true)
 		for i := range pods {
 			vars := expectRunning(ctx, b, &pods[i])
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		}
 		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(want), "one claim per pod")
 	})
@@ -262,7 +264,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 		for i := 0; i < waiting; i++ {
 			claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 			framework.ExpectNoError(err)
-			gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the apiserver (gate on) keeps the field")
+			gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the apiserver (gate on) keeps the field")
 			pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 			framework.ExpectNoError(err)
 			pods, claims = append(pods, pod), append(claims, claim)
@@ -281,7 +283,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 		ginkgo.By("turning the gate on in kube-scheduler")
 		switchGate(ctx, profile.Scheduler, true)
 		for _, p := range pods {
-			gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+			gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		}
 		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
 	})
@@ -298,7 +300,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "kube-apiserver (gate on) keeps the field")
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "kube-apiserver (gate on) keeps the field")
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
@@ -321,7 +323,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.
 
 		ginkgo.By("an ordinary claim is allocated and its pod runs")
 		_, _, vars := runOn(ctx, b, anyWorker(ctx))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 	})
 })
 
@@ -346,7 +348,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 		ginkgo.By("a new admin-access claim loses the field without an error")
 		fresh, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err, "the release drops the field silently")
-		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
+		gomega.Expect(observe.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
 		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
 		framework.ExpectNoError(err)
 		expectUnschedulable(ctx, b, pod, fresh.Name, fmt.Sprintf("as an ordinary claim it cannot have the device %s holds", holder.Name))
@@ -364,7 +366,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 			made := podClaimName(ctx, p)
 			claim, err := b.GetClaim(ctx, made)
 			framework.ExpectNoError(err)
-			gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeFalse(), "claim %s made from template %s is stored without adminAccess", made, tmpl.Name)
+			gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeFalse(), "claim %s made from template %s is stored without adminAccess", made, tmpl.Name)
 			expectUnschedulable(ctx, b, p, made, fmt.Sprintf("claim %s from template %s cannot have the device %s holds", made, tmpl.Name, holder.Name))
 		}
 
@@ -374,11 +376,11 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 		gomega.Expect(storedTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "the template made with the gate on")
 		stored, err := b.GetClaim(ctx, existing.Name)
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)
+		gomega.Expect(observe.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)
 		stored.Labels = map[string]string{"touched": "yes"}
 		updated, err := env.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(updated)).To(gomega.BeTrue(), "an existing value survives updates")
+		gomega.Expect(observe.RequestsAdminAccess(updated)).To(gomega.BeTrue(), "an existing value survives updates")
 	})
 })
 
@@ -394,7 +396,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 		framework.ExpectNoError(err)
 		running, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, running)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		gomega.Expect(expectRunning(ctx, b, running)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		before := snapshot(ctx, running)
 
 		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
@@ -404,7 +406,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 		ginkgo.By("while off: new admin-access claims lose the field, and template pods wait")
 		fresh, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(fresh)).To(gomega.BeFalse())
+		gomega.Expect(observe.RequestsAdminAccess(fresh)).To(gomega.BeFalse())
 		// The template was stored while the gate was on and keeps its field.
 		waiting, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
@@ -413,7 +415,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 
 		ginkgo.By("back on: the waiting pod gets its claim and runs; the first pod never noticed")
 		moveTo(ctx, env.Prof.Name)
-		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"))
+		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		expectUndisturbed(ctx, running, before)
 	})
 })
@@ -458,7 +460,7 @@ var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Or
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "kube-apiserver keeps adminAccess")
 		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"),
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"),
 			"kube-controller-manager made the claim and kube-scheduler allocated it with admin access")
 	})
 })

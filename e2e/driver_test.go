@@ -16,6 +16,8 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
@@ -78,10 +80,10 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 		vars := expectRunning(ctx, b, pod)
 		claim, err = b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}))
-		device := strings.Split(builder.AllocatedDevices(claim)[0], "/")[1]
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "false"))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_DEVICE_"+strings.ToUpper(strings.ReplaceAll(device, "-", "_")), string(claim.UID)))
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}))
+		device := strings.Split(observe.AllocatedDevices(claim)[0], "/")[1]
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(device), string(claim.UID)))
 	})
 
 	ginkgo.It("unprepares claims and removes their CDI files when the pods go", func(ctx context.Context) {
@@ -134,14 +136,14 @@ var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func(
 		b := newBuilder(f)
 		bad, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`))
 		framework.ExpectNoError(err)
-		good, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","env":{"DRA_MODE":"fast"}}`))
+		good, err := b.CreateClaim(ctx, b.ClaimWithConfig(fmt.Sprintf(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","env":{"%sMODE":"fast"}}`, contract.EnvPrefix)))
 		framework.ExpectNoError(err)
 		badPod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(bad)))
 		framework.ExpectNoError(err)
 		goodPod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(good)))
 		framework.ExpectNoError(err)
 		vars := expectRunning(ctx, b, goodPod)
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_MODE", "fast"), "the good claim's configuration reached its container")
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.EnvPrefix+"MODE", "fast"), "the good claim's configuration reached its container")
 		expectPodEvent(ctx, badPod, podStartTimeout, gomega.And(
 			gomega.HavePrefix("Warning FailedPrepareDynamicResources: "),
 			gomega.ContainSubstring(`invalid opaque device configuration: json: unknown field "colour"`)))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
 
 // Every wait in the suite is bounded by one of these.
@@ -98,7 +99,7 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 		}
 		got := map[string]map[string]string{}
 		for _, c := range p.Spec.Containers {
-			vars, ready, err := b.ContainerEnv(ctx, pod.Name, c.Name)
+			vars, ready, err := observe.ContainerEnv(ctx, b.Client, b.Namespace, pod.Name, c.Name)
 			if err != nil {
 				return err
 			}

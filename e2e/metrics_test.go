@@ -18,6 +18,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
 
 // The metric specs are Serial: the counters and gauges are cluster-wide, and
@@ -126,7 +127,7 @@ func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
 	for _, c := range list.Items {
 		claims = append(claims, metrics.Claim{
 			Allocated:        c.Status.Allocation != nil,
-			AdminAccess:      builder.RequestsAdminAccess(&c),
+			AdminAccess:      observe.RequestsAdminAccess(&c),
 			FromTemplate:     c.Annotations["resource.kubernetes.io/pod-claim-name"] != "",
 			ExtendedResource: c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true",
 		})
@@ -241,7 +242,7 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
 		// A gauge that matched because the apiserver dropped the field would prove nothing.
-		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
 		matches("with an unallocated admin-access claim")
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
@@ -323,7 +324,7 @@ var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.
 		// No device of the driver has index 99, on any node.
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(99)))
 		framework.ExpectNoError(err)
-		gomega.Expect(builder.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field)", claim.Name)
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field)", claim.Name)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
 		expectUnschedulable(ctx, b, pod, claim.Name, "no device matches")

@@ -15,7 +15,9 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // The in-place upgrade: the suite's cluster (release N) gets the control-plane
@@ -103,7 +105,7 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 func startAdmin(ctx context.Context, b *builder.Builder, node string) adminPod {
 	ginkgo.GinkgoHelper()
 	pod, claim, vars := runOn(ctx, b, node, builder.AdminAccess(), builder.DeviceIndex(0))
-	gomega.Expect(vars).To(gomega.HaveKeyWithValue("DRA_ADMIN_ACCESS", "true"), "pod %s/%s", pod.Namespace, pod.Name)
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s/%s", pod.Namespace, pod.Name)
 	return adminPod{pod: pod, claim: claim.Name, before: snapshot(ctx, pod)}
 }
 
@@ -142,6 +144,6 @@ func expectUndisturbedAll(ctx context.Context, b *builder.Builder, pods []adminP
 		pb := *b
 		pb.Namespace = p.pod.Namespace
 		claim := allocatedClaim(ctx, &pb, p.claim)
-		gomega.Expect(builder.AdminAccessResults(claim)).To(gomega.Equal([]bool{true}), "claim %s/%s keeps its admin-access allocation", p.pod.Namespace, p.claim)
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.Equal([]bool{true}), "claim %s/%s keeps its admin-access allocation", p.pod.Namespace, p.claim)
 	}
 }

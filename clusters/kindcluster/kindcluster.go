@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 	"sigs.k8s.io/kind/pkg/log"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -96,7 +97,10 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := CheckNameFree(o.Name); err != nil {
 		return nil, err
 	}
-	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, provider: newProvider(), Profile: o.Profile}
+	// kind's own step log ("Preparing nodes", "Starting control-plane") goes
+	// to stderr as kind prints it, so a slow create shows where it is.
+	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, Profile: o.Profile,
+		provider: cluster.NewProvider(cluster.ProviderWithLogger(kindcmd.NewLogger()))}
 	created := false
 	defer func() {
 		if err != nil && created && !o.Keep {

@@ -10,10 +10,8 @@
 package builder
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -225,72 +223,3 @@ func (b *Builder) GetClaim(ctx context.Context, name string) (*resourceapi.Resou
 
 // WorkloadContainer is the name of the one container of Pod.
 const WorkloadContainer = "workload"
-
-// WorkloadEnv is what the pod's workload printed: its DRA_ variables. The
-// second result is false until the workload has said it is ready.
-func (b *Builder) WorkloadEnv(ctx context.Context, podName string) (map[string]string, bool, error) {
-	return b.ContainerEnv(ctx, podName, WorkloadContainer)
-}
-
-// ContainerEnv is WorkloadEnv for one container of a pod with several.
-func (b *Builder) ContainerEnv(ctx context.Context, podName, container string) (map[string]string, bool, error) {
-	raw, err := b.Client.CoreV1().Pods(b.Namespace).GetLogs(podName, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	return ParseWorkloadLog(string(raw))
-}
-
-// ParseWorkloadLog reads the workload's output.
-func ParseWorkloadLog(log string) (map[string]string, bool, error) {
-	env := map[string]string{}
-	ready := false
-	s := bufio.NewScanner(strings.NewReader(log))
-	for s.Scan() {
-		line := strings.TrimSpace(s.Text())
-		if line == "workload: ready" {
-			ready = true
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, "DRA_") {
-			env[k] = v
-		}
-	}
-	return env, ready, s.Err()
-}
-
-// AdminAccessResults reports, per allocation result of the claim, whether it
-// carries adminAccess: true.
-func AdminAccessResults(c *resourceapi.ResourceClaim) []bool {
-	if c.Status.Allocation == nil {
-		return nil
-	}
-	var out []bool
-	for _, r := range c.Status.Allocation.Devices.Results {
-		out = append(out, r.AdminAccess != nil && *r.AdminAccess)
-	}
-	return out
-}
-
-// AllocatedDevices lists "pool/device" of a claim's allocation.
-func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
-	if c.Status.Allocation == nil {
-		return nil
-	}
-	var out []string
-	for _, r := range c.Status.Allocation.Devices.Results {
-		out = append(out, r.Pool+"/"+r.Device)
-	}
-	return out
-}
-
-// RequestsAdminAccess is true when the stored claim still asks for admin access
-// (an apiserver with the gate off drops the field on create).
-func RequestsAdminAccess(c *resourceapi.ResourceClaim) bool {
-	for _, r := range c.Spec.Devices.Requests {
-		if r.Exactly != nil && r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
-			return true
-		}
-	}
-	return false
-}

@@ -6,11 +6,12 @@ package cdi
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // Version is the CDI spec version written; env edits exist since 0.3.0 and
@@ -19,9 +20,6 @@ const Version = "0.5.0"
 
 // Class is the CDI device class under the driver's vendor name.
 const Class = "device"
-
-// AdminAccessEnv says, inside the container, whether the claim was granted admin access.
-const AdminAccessEnv = "DRA_ADMIN_ACCESS"
 
 // Device is one prepared device of one claim.
 type Device struct {
@@ -59,17 +57,6 @@ type Writer struct {
 // Kind is the CDI kind of this driver's devices.
 func (w Writer) Kind() string { return w.Vendor + "/" + Class }
 
-// DeviceEnv is the variable naming a device: DRA_DEVICE_<NAME>=<claim UID>.
-func DeviceEnv(device string) string {
-	upper := strings.ToUpper(device)
-	return "DRA_DEVICE_" + strings.Map(func(r rune) rune {
-		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '_'
-	}, upper)
-}
-
 // cdiName is unique per claim and device, so a runtime's cached spec for an
 // earlier claim can never be mistaken for this one.
 func cdiName(claimUID, device string) string { return claimUID + "-" + device }
@@ -81,9 +68,9 @@ func (w Writer) BuildSpec(claimUID string, devices []Device) (Spec, []string) {
 	var ids []string
 	for _, d := range devices {
 		env := []string{
-			DeviceEnv(d.Name) + "=" + claimUID,
-			fmt.Sprintf("%s=%t", AdminAccessEnv, d.AdminAccess),
-			"DRA_CLAIM_UID=" + claimUID,
+			contract.DeviceEnv(d.Name) + "=" + claimUID,
+			contract.AdminAccessEnv + "=" + contract.AdminAccessValue(d.AdminAccess),
+			contract.ClaimUIDEnv + "=" + claimUID,
 		}
 		keys := make([]string, 0, len(d.ExtraEnv))
 		for k := range d.ExtraEnv {

@@ -54,9 +54,3 @@ func TestRemoveIsIdempotent(t *testing.T) {
 		t.Fatalf("second remove: %v", err)
 	}
 }
-
-func TestDeviceEnvIsAValidName(t *testing.T) {
-	if got := DeviceEnv("gpu-0.a"); got != "DRA_DEVICE_GPU_0_A" {
-		t.Fatal(got)
-	}
-}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/state"
 )
 
@@ -79,7 +80,7 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 	var devices []resourceapi.Device
 	for i := 0; i < d.Devices; i++ {
 		devices = append(devices, resourceapi.Device{
-			Name: fmt.Sprintf("dev-%d", i),
+			Name: contract.DeviceName(i),
 			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
 				"index": {IntValue: ptr.To(int64(i))},
 				"model": {StringValue: ptr.To("e2e-test-device")},

@@ -34,6 +34,22 @@ import (
 // usageError marks bad input: one line, exit 2.
 type usageError struct{ error }
 
+const usage = `usage: e2e-cluster COMMAND [flags]
+
+Builds node images and creates, switches and deletes the suite's kind clusters.
+
+  node-image      --release 1.35 [--source auto|pull|build|present|IMAGE]   get or build the release's node image
+  upgrade-image   --release 1.35 [--labels FILTER]   the next release's node image, or "none"
+  up              --release 1.35 --profile default --name NAME [--kubeconfig FILE]
+  down            --name NAME
+  toggle          --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
+  switch-release  --name NAME --release 1.35 --to 1.36
+  export-logs     --name NAME --dir DIR
+  profiles        --release 1.36
+
+"e2e-cluster COMMAND -h" lists a command's flags.
+`
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,7 +67,11 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, profiles, upgrade-image or switch-release")}
+		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, profiles, upgrade-image or switch-release (e2e-cluster --help says more)")}
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Print(usage)
+		return nil
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -67,6 +87,9 @@ func run(ctx context.Context, args []string) error {
 	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-image: \"none\" when it excludes the upgrade spec)")
 	toName := fs.String("to", "", "release to switch the cluster to in place (switch-release)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the flag package printed the command's flags
+		}
 		return usageError{err}
 	}
 	rel, err := release.Get(*relName)

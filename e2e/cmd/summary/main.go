@@ -10,9 +10,20 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
 
+const usage = `usage: summary REPORT.json
+
+Prints the report's closing line ("e2e: N passed, N failed, N skipped"), the
+specs a filter left out and any skip the release table does not declare, and
+exits 1 when anything failed.
+`
+
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
+		fmt.Print(usage)
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: summary REPORT.json")
+		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
 	r, err := report.Read(os.Args[1])

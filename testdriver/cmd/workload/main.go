@@ -13,10 +13,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 func main() {
@@ -27,14 +28,9 @@ func main() {
 		}
 		return
 	}
-	env := os.Environ()
-	sort.Strings(env)
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "DRA_") {
-			fmt.Println(kv)
-		}
+	for _, line := range contract.WorkloadOutput(os.Environ()) {
+		fmt.Println(line)
 	}
-	fmt.Println("workload: ready")
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	<-stop

@@ -1,0 +1,60 @@
+// Package observe reads what the cluster did with the objects package
+// builder made: a claim's allocation results, and the driver's variables a
+// pod's workload printed (in the format of package contract).
+package observe
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+)
+
+// ContainerEnv is what one container of a pod printed: the driver's
+// variables. The second result is false until the workload said it is ready.
+func ContainerEnv(ctx context.Context, client kubernetes.Interface, namespace, pod, container string) (map[string]string, bool, error) {
+	raw, err := client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return contract.ParseOutput(string(raw))
+}
+
+// AdminAccessResults reports, per allocation result of the claim, whether it
+// carries adminAccess: true.
+func AdminAccessResults(c *resourceapi.ResourceClaim) []bool {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []bool
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, r.AdminAccess != nil && *r.AdminAccess)
+	}
+	return out
+}
+
+// AllocatedDevices lists "pool/device" of a claim's allocation.
+func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, r.Pool+"/"+r.Device)
+	}
+	return out
+}
+
+// RequestsAdminAccess is true when the stored claim still asks for admin access
+// (an apiserver with the gate off drops the field on create).
+func RequestsAdminAccess(c *resourceapi.ResourceClaim) bool {
+	for _, r := range c.Spec.Devices.Requests {
+		if r.Exactly != nil && r.Exactly.AdminAccess != nil && *r.Exactly.AdminAccess {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,54 @@
+package contract
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestWorkloadOutputRoundTrips(t *testing.T) {
+	environ := []string{"PATH=/bin", AdminAccessEnv + "=true", DeviceEnv("dev-0") + "=uid-1", ClaimUIDEnv + "=uid-1", "HOME=/"}
+	out := WorkloadOutput(environ)
+	if out[len(out)-1] != ReadyLine || len(out) != 4 {
+		t.Fatalf("output %v", out)
+	}
+	env, ready, err := ParseOutput("noise\n" + strings.Join(out, "\n") + "\n")
+	want := map[string]string{"DRA_ADMIN_ACCESS": "true", "DRA_DEVICE_DEV_0": "uid-1", "DRA_CLAIM_UID": "uid-1"}
+	if err != nil || !ready || !reflect.DeepEqual(env, want) {
+		t.Fatalf("parsed %v ready %t err %v, want %v", env, ready, err, want)
+	}
+	if _, ready, _ := ParseOutput("DRA_X=1\n"); ready {
+		t.Fatal("not ready before the ready line")
+	}
+}
+
+func TestDeviceEnvNames(t *testing.T) {
+	if got := DeviceEnv("gpu.0-a"); got != "DRA_DEVICE_GPU_0_A" {
+		t.Fatalf("DeviceEnv = %q", got)
+	}
+	if AdminAccessValue(false) != "false" {
+		t.Fatal("AdminAccessValue(false)")
+	}
+}
+
+// The specs read the driver's contract from this package only: a name spelt
+// out in a spec would drift silently the day the driver changes it.
+func TestSpecsSpellNoContractLiteral(t *testing.T) {
+	files, err := filepath.Glob("../../e2e/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no spec files found: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, literal := range []string{`"DRA_`, `"dev-`, `"` + ReadyLine} {
+			if strings.Contains(string(data), literal) {
+				t.Errorf("%s spells %s...: use package contract", f, literal)
+			}
+		}
+	}
+}
