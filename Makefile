@@ -84,6 +84,7 @@ e2e: preflight $(if $(EXISTING),,docker-up tools) e2e-cli
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v || failed="$$failed $$v"; \
 	done; \
+	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' || true; \
 	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi
 
 # One release. Docker is already up (e2e brought it up once for all releases).

@@ -9,7 +9,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +21,25 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
+
+// suiteCommit is the suite's git commit, with "+changes" when the tree differs.
+func suiteCommit() string {
+	out, err := exec.Command("git", "-C", cfg.RepoRoot, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	if exec.Command("git", "-C", cfg.RepoRoot, "diff", "--quiet", "HEAD").Run() != nil {
+		commit += "+changes"
+	}
+	return commit
+}
 
 // recordStep puts a timed step on the report's timeline.
 func recordStep(step timeline.Step) {
@@ -140,6 +156,17 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != ""}
 	if env != nil {
 		meta.Components = env.Components
+		meta.NodeImage = env.NodeImage
+		meta.Gates = map[string]string{}
+		for _, c := range profile.AllComponents {
+			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
+		}
+	}
+	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = suiteCommit(), release.KindVersion, runtime.Version()
+	if meta.NodeImage != "" {
+		if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", meta.NodeImage).Output(); err == nil {
+			meta.NodeImageID = strings.TrimSpace(string(out))
+		}
 	}
 	out := report.FromGinkgo(r, meta)
 	before, err := timeline.ReadFile(timelineFile)

@@ -31,13 +31,21 @@ const (
 // release table declares; the report counts it as failed.
 const UndeclaredSkip = "skipped without a declared reason: "
 
-// Meta describes the cluster the run used.
+// Meta describes the cluster the run used, and what a sign-off needs to
+// trust the result: which suite, which tools, which image, which gates.
 type Meta struct {
 	Release    string            `json:"release"`
 	Profile    string            `json:"profile"`
 	Cluster    string            `json:"cluster"`
 	Existing   bool              `json:"existingCluster"`
 	Components map[string]string `json:"components"`
+	// Provenance (empty where unknown, e.g. the image of an existing cluster).
+	SuiteCommit string            `json:"suiteCommit,omitempty"`
+	KindVersion string            `json:"kindVersion,omitempty"`
+	GoVersion   string            `json:"goVersion,omitempty"`
+	NodeImage   string            `json:"nodeImage,omitempty"`
+	NodeImageID string            `json:"nodeImageID,omitempty"`
+	Gates       map[string]string `json:"gates,omitempty"` // --feature-gates per component, as the profile set them
 }
 
 // Spec is one spec's outcome.

@@ -1,0 +1,294 @@
+// Package signoff turns the reports of several releases into the page a
+// release team signs: KEP requirement x release, each cell passed, failed or
+// skipped (with the declared reason), and for each release where the result
+// came from (suite commit, kind, node image, component versions, gates, Go,
+// date and duration). It writes signoff.md and a self-contained signoff.html.
+package signoff
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+)
+
+// NoRequirement heads the specs that name no KEP requirement.
+const NoRequirement = "(no KEP requirement named)"
+
+// Cell is one requirement on one release.
+type Cell struct {
+	State                   string // passed, failed, skipped, not run, or "" (no such spec on that release)
+	Passed, Failed, Skipped int
+	// Reasons are the failures' first lines, or the declared skips' reasons.
+	Reasons []string
+	// Link is where a failed cell's evidence lies, relative to the page.
+	Link string
+}
+
+// Matrix is the sign-off.
+type Matrix struct {
+	Requirements []string
+	Runs         []report.Report // one per release, in the order given
+	Cells        map[string]map[string]Cell
+}
+
+// Build makes the matrix. artifactsOf gives, per release, the folder (relative
+// to where the page is written) that holds its report.md and logs.
+func Build(runs []report.Report, artifactsOf func(release string) string) Matrix {
+	m := Matrix{Runs: runs, Cells: map[string]map[string]Cell{}}
+	for _, r := range runs {
+		for _, s := range r.Specs {
+			req := s.KEP
+			if req == "" {
+				req = NoRequirement
+			}
+			if m.Cells[req] == nil {
+				m.Cells[req] = map[string]Cell{}
+				m.Requirements = append(m.Requirements, req)
+			}
+			c := m.Cells[req][r.Release]
+			switch s.State {
+			case "passed":
+				c.Passed++
+			case "failed":
+				c.Failed++
+				c.Reasons = append(c.Reasons, firstLine(s.Name+": "+s.Reason))
+				c.Link = artifactsOf(r.Release) + "/report.md"
+			case "skipped":
+				c.Skipped++
+				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, firstLine(s.Reason)))
+			}
+			m.Cells[req][r.Release] = c
+		}
+	}
+	for req, byRelease := range m.Cells {
+		for rel, c := range byRelease {
+			c.State = state(c)
+			c.Reasons = unique(c.Reasons)
+			m.Cells[req][rel] = c
+		}
+	}
+	sort.Strings(m.Requirements)
+	return m
+}
+
+func state(c Cell) string {
+	switch {
+	case c.Failed > 0:
+		return "failed"
+	case c.Passed > 0:
+		return "passed"
+	case c.Skipped > 0:
+		return "skipped"
+	}
+	return "not run"
+}
+
+func unique(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 240 {
+		s = s[:240] + "..."
+	}
+	return s
+}
+
+// Verdict is the page's one line: signed off only when no cell failed and
+// every release ran.
+func (m Matrix) Verdict() string {
+	var failed []string
+	for _, r := range m.Runs {
+		if r.Totals.Failed > 0 || len(r.Problems) > 0 {
+			failed = append(failed, r.Release)
+		}
+	}
+	if len(failed) > 0 {
+		return "NOT signed off: failures on Kubernetes " + strings.Join(failed, ", ")
+	}
+	return fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
+}
+
+// text is a cell as the Markdown page shows it.
+func (c Cell) text() string {
+	switch c.State {
+	case "":
+		return "—"
+	case "failed":
+		return fmt.Sprintf("**failed** %d/%d ([report](%s))", c.Failed, c.Passed+c.Failed+c.Skipped, c.Link)
+	case "skipped":
+		return "skipped: " + strings.Join(c.Reasons, "; ")
+	case "passed":
+		if c.Skipped > 0 {
+			return fmt.Sprintf("passed %d (%d declared skips)", c.Passed, c.Skipped)
+		}
+		return fmt.Sprintf("passed %d", c.Passed)
+	}
+	return c.State
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// Markdown renders signoff.md.
+func (m Matrix) Markdown() string {
+	var b strings.Builder
+	b.WriteString("# DRA admin access (KEP-5018) sign-off\n\n")
+	fmt.Fprintf(&b, "**%s.**\n\n", m.Verdict())
+	b.WriteString("| KEP requirement |")
+	for _, r := range m.Runs {
+		fmt.Fprintf(&b, " %s |", r.Release)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(m.Runs)) + "\n")
+	for _, req := range m.Requirements {
+		fmt.Fprintf(&b, "| %s |", mdCell(req))
+		for _, r := range m.Runs {
+			fmt.Fprintf(&b, " %s |", mdCell(m.Cells[req][r.Release].text()))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Provenance\n\n")
+	for _, p := range m.provenance() {
+		fmt.Fprintf(&b, "### Kubernetes %s\n\n| | |\n|---|---|\n", p.Release)
+		for _, kv := range p.Rows {
+			fmt.Fprintf(&b, "| %s | %s |\n", mdCell(kv[0]), mdCell(kv[1]))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+type provenance struct {
+	Release string
+	Rows    [][2]string
+}
+
+func (m Matrix) provenance() []provenance {
+	var out []provenance
+	for _, r := range m.Runs {
+		rows := [][2]string{
+			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)},
+			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
+			{"suite commit", orUnknown(r.SuiteCommit)},
+			{"kind", orUnknown(r.KindVersion)},
+			{"Go", orUnknown(r.GoVersion)},
+			{"node image", orUnknown(r.NodeImage) + " " + r.NodeImageID},
+			{"cluster", fmt.Sprintf("%s (profile %s%s)", r.Cluster, r.Profile, map[bool]string{true: ", existing cluster", false: ""}[r.Existing])},
+		}
+		for _, k := range sortedKeys(r.Gates) {
+			g := r.Gates[k]
+			if g == "" {
+				g = "release defaults"
+			}
+			rows = append(rows, [2]string{"gates of " + k, g})
+		}
+		for _, k := range sortedKeys(r.Components) {
+			if k != "node image" {
+				rows = append(rows, [2]string{k, r.Components[k]})
+			}
+		}
+		out = append(out, provenance{Release: r.Release, Rows: rows})
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// HTML renders signoff.html: one file, styles inline, no script and nothing
+// fetched, so it opens anywhere, offline.
+func (m Matrix) HTML() (string, error) {
+	type cellView struct {
+		Class, Text, Link string
+		Reasons          []string
+	}
+	type rowView struct {
+		Requirement string
+		Cells       []cellView
+	}
+	var rows []rowView
+	for _, req := range m.Requirements {
+		rv := rowView{Requirement: req}
+		for _, r := range m.Runs {
+			c := m.Cells[req][r.Release]
+			class := strings.ReplaceAll(c.State, " ", "-")
+			if class == "" {
+				class = "none"
+			}
+			text := c.State
+			switch {
+			case c.State == "":
+				text = "—"
+			case c.State == "passed" && c.Skipped > 0:
+				text = fmt.Sprintf("passed %d, %d declared skips", c.Passed, c.Skipped)
+			case c.State == "passed":
+				text = fmt.Sprintf("passed %d", c.Passed)
+			case c.State == "failed":
+				text = fmt.Sprintf("failed %d of %d", c.Failed, c.Passed+c.Failed+c.Skipped)
+			}
+			rv.Cells = append(rv.Cells, cellView{Class: class, Text: text, Link: c.Link, Reasons: c.Reasons})
+		}
+		rows = append(rows, rv)
+	}
+	var buf bytes.Buffer
+	err := page.Execute(&buf, map[string]any{
+		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
+		"Runs": m.Runs, "Rows": rows, "Provenance": m.provenance(),
+	})
+	return buf.String(), err
+}
+
+var page = template.Must(template.New("signoff").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>DRA admin access (KEP-5018) sign-off</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin-bottom:2em}
+th,td{border:1px solid #bbb;padding:.4em .6em;vertical-align:top;text-align:left}
+th{background:#eee}
+td.passed{background:#dff5df}
+td.failed{background:#f9d6d5;font-weight:bold}
+td.skipped{background:#fff4cc}
+td.not-run,td.none{background:#f4f4f4;color:#777}
+.verdict{font-size:1.2em;padding:.6em;border:2px solid}
+.signed{border-color:#3a3;background:#dff5df}
+.notsigned{border-color:#c33;background:#f9d6d5}
+small{display:block;font-weight:normal;color:#555}
+</style></head><body>
+<h1>DRA admin access (KEP-5018) sign-off</h1>
+<p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
+<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Runs}}<th>{{.Release}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<h2>Provenance</h2>
+{{range .Provenance}}<h3>Kubernetes {{.Release}}</h3><table>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+{{end}}</body></html>
+`))

@@ -1,0 +1,105 @@
+package signoff
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+)
+
+// Recorded shapes of two releases' reports: 1.35 with a failure, 1.36 with a
+// declared skip where 1.35 passed.
+func runs() []report.Report {
+	r135 := report.Report{Meta: report.Meta{Release: "1.35", Profile: "default", SuiteCommit: "abc123", KindVersion: "v0.33.0",
+		NodeImage: "kind-e2e/node:v1.35.4-x", Gates: map[string]string{"kube-apiserver": "DRAAdminAccess=true", "kubelet": ""},
+		Components: map[string]string{"kube-apiserver": "v1.35.4"}},
+		Totals: report.Totals{Passed: 2, Failed: 1},
+		Specs: []report.Spec{
+			{Name: "denies unlabelled", State: "passed", KEP: "only labelled namespaces get admin access"},
+			{Name: "denies every request", State: "failed", Reason: "expected 422\nmore", KEP: "only labelled namespaces get admin access"},
+			{Name: "toggles", State: "passed", KEP: "disable and re-enable"},
+		}}
+	r136 := report.Report{Meta: report.Meta{Release: "1.36", Profile: "default"},
+		Totals: report.Totals{Passed: 2, Skipped: 1},
+		Specs: []report.Spec{
+			{Name: "denies unlabelled", State: "passed", KEP: "only labelled namespaces get admin access"},
+			{Name: "denies every request", State: "passed", KEP: "only labelled namespaces get admin access"},
+			{Name: "toggles", State: "skipped", Declared: "gate-switching", Reason: "DRAAdminAccess is locked on in 1.36", KEP: "disable and re-enable"},
+			{Name: "no kep", State: "not selected"},
+		}}
+	return []report.Report{r135, r136}
+}
+
+func TestMatrixCells(t *testing.T) {
+	m := Build(runs(), func(rel string) string { return rel })
+	if got := m.Cells["only labelled namespaces get admin access"]["1.35"]; got.State != "failed" || got.Failed != 1 || got.Passed != 1 || got.Link != "1.35/report.md" {
+		t.Fatalf("failed cell %+v", got)
+	}
+	if got := m.Cells["disable and re-enable"]["1.36"]; got.State != "skipped" || got.Reasons[0] != "declared (gate-switching): DRAAdminAccess is locked on in 1.36" {
+		t.Fatalf("skipped cell %+v", got)
+	}
+	if got := m.Cells[NoRequirement]["1.36"]; got.State != "not run" {
+		t.Fatalf("a spec left out: %+v", got)
+	}
+	if _, ok := m.Cells[NoRequirement]["1.35"]; ok {
+		t.Fatal("1.35 had no such spec: no cell")
+	}
+	if !strings.HasPrefix(m.Verdict(), "NOT signed off: failures on Kubernetes 1.35") {
+		t.Fatalf("verdict %q", m.Verdict())
+	}
+}
+
+func TestMarkdownLinksFailuresAndNamesProvenance(t *testing.T) {
+	md := Build(runs(), func(rel string) string { return rel }).Markdown()
+	for _, want := range []string{
+		"| only labelled namespaces get admin access | **failed** 1/2 ([report](1.35/report.md)) | passed 2 |",
+		"| disable and re-enable | passed 1 | skipped: declared (gate-switching): DRAAdminAccess is locked on in 1.36 |",
+		"| suite commit | abc123 |", "| gates of kubelet | release defaults |", "| node image | kind-e2e/node:v1.35.4-x  |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("signoff.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The page must be well-formed and self-contained: parsed as XML (which
+// also proves every tag is closed), no script, nothing fetched.
+func TestHTMLIsSelfContained(t *testing.T) {
+	page, err := Build(runs(), func(rel string) string { return rel }).HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimPrefix(page, "<!DOCTYPE html>\n")
+	body = strings.Replace(body, `<meta charset="utf-8">`, `<meta charset="utf-8"/>`, 1)
+	d := xml.NewDecoder(strings.NewReader(body))
+	d.Strict, d.Entity = true, xml.HTMLEntity
+	cells := 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("not well-formed: %v\n%s", err, page)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "script", "link", "img", "iframe":
+				t.Fatalf("the page must not load anything: <%s>", se.Name.Local)
+			case "td":
+				for _, a := range se.Attr {
+					if a.Name.Local == "class" && a.Value == "failed" {
+						cells++
+					}
+				}
+			}
+		}
+	}
+	if cells != 1 || !strings.Contains(page, `<a href="1.35/report.md">failed 1 of 2</a>`) {
+		t.Fatalf("want one failed cell linking its report, got %d:\n%s", cells, page)
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Fatal("no network references")
+	}
+}
