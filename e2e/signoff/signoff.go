@@ -228,7 +228,7 @@ func sortedKeys(m map[string]string) []string {
 func (m Matrix) HTML() (string, error) {
 	type cellView struct {
 		Class, Text, Link string
-		Reasons          []string
+		Reasons           []string
 	}
 	type rowView struct {
 		Requirement string
