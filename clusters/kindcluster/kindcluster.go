@@ -90,7 +90,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := cfg.YAML()
+	raw, err := profile.YAML(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -117,7 +117,7 @@ func TestRender133EnablesDRAAndBetaAPIs(t *testing.T) {
 	if cfg.RuntimeConfig["resource.k8s.io/v1beta1"] != "true" || cfg.RuntimeConfig["resource.k8s.io/v1beta2"] != "true" {
 		t.Fatalf("runtimeConfig: %v", cfg.RuntimeConfig)
 	}
-	out, _ := cfg.YAML()
+	out, _ := YAML(cfg)
 	for _, want := range []string{"DRAAdminAccess=true,DynamicResourceAllocation=true", "DynamicResourceAllocation: true"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("rendered config lacks %q:\n%s", want, out)

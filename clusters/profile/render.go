@@ -3,46 +3,15 @@ package profile
 import (
 	"fmt"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
-// KindConfig holds the parts of a kind v1alpha4 Cluster the suite sets. It is
-// rendered as YAML and loaded by kind, which keeps this package free of kind's
-// internal config types and makes the output readable in tests and artifacts.
-type KindConfig struct {
-	Kind                         string            `json:"kind"`
-	APIVersion                   string            `json:"apiVersion"`
-	Name                         string            `json:"name,omitempty"`
-	Networking                   Networking        `json:"networking"`
-	RuntimeConfig                map[string]string `json:"runtimeConfig,omitempty"`
-	Nodes                        []Node            `json:"nodes"`
-	KubeadmConfigPatches         []string          `json:"kubeadmConfigPatches,omitempty"`
-	KubeadmConfigPatchesJSON6902 []PatchJSON6902   `json:"kubeadmConfigPatchesJSON6902,omitempty"`
-}
-
-// Networking mirrors kind's networking section.
-type Networking struct {
-	// DisableDefaultCNI: the suite installs its own pod network (see package
-	// kindcluster), the same for published and offline-built node images.
-	DisableDefaultCNI bool   `json:"disableDefaultCNI"`
-	KubeProxyMode     string `json:"kubeProxyMode,omitempty"`
-}
-
-// Node mirrors a kind node entry.
-type Node struct {
-	Role  string `json:"role"`
-	Image string `json:"image,omitempty"`
-}
-
-// PatchJSON6902 mirrors kind's kubeadmConfigPatchesJSON6902 entry.
-type PatchJSON6902 struct {
-	Group   string `json:"group"`
-	Version string `json:"version"`
-	Kind    string `json:"kind"`
-	Patch   string `json:"patch"`
-}
+// KindConfig is kind's own v1alpha4 Cluster, the config the suite renders;
+// its YAML is kept with a run's artifacts and read in tests.
+type KindConfig = v1alpha4.Cluster
 
 // kubeadmKeys maps a control-plane component to its ClusterConfiguration section.
 var kubeadmKeys = map[Component]string{
@@ -58,11 +27,13 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 		return KindConfig{}, err
 	}
 	cfg := KindConfig{
-		Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4", Name: name,
-		// nftables: the node image carries nft, and it needs no legacy iptables modules.
-		Networking:    Networking{DisableDefaultCNI: true, KubeProxyMode: "nftables"},
+		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"}, Name: name,
+		// The suite installs its own pod network (package kindcluster), the
+		// same for published and offline-built node images. nftables: the
+		// node image carries nft, and it needs no legacy iptables modules.
+		Networking:    v1alpha4.Networking{DisableDefaultCNI: true, KubeProxyMode: v1alpha4.NFTablesProxyMode},
 		RuntimeConfig: r.RuntimeConfig,
-		Nodes:         []Node{{Role: "control-plane", Image: image}, {Role: "worker", Image: image}},
+		Nodes:         []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole, Image: image}, {Role: v1alpha4.WorkerRole, Image: image}},
 	}
 
 	if r.KubeadmV1Beta4 {
@@ -71,7 +42,7 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 		// (kubeadm lets an appended arg override its default of that name).
 		for _, c := range ControlPlane {
 			for _, a := range controlPlaneArgs(r, p, c) {
-				cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, PatchJSON6902{
+				cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
 					Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
 					Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: %s, value: %q}\n",
 						kubeadmKeys[c], a.name, a.value),
@@ -136,4 +107,4 @@ func controlPlaneArgs(r release.Release, p Profile, c Component) []arg {
 }
 
 // YAML renders the config as kind reads it.
-func (c KindConfig) YAML() ([]byte, error) { return yaml.Marshal(c) }
+func YAML(c KindConfig) ([]byte, error) { return yaml.Marshal(c) }
