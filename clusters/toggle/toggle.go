@@ -6,43 +6,28 @@ package toggle
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
+	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/yaml"
 )
 
 const flagPrefix = "--feature-gates="
 
-// ParseGates reads a --feature-gates value ("A=true,B=false").
+// ParseGates reads a --feature-gates value ("A=true,B=false") with the
+// components' own flag type, so it accepts and refuses exactly what they do.
 func ParseGates(value string) (map[string]bool, error) {
 	gates := map[string]bool{}
-	for _, part := range strings.Split(value, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || (v != "true" && v != "false") {
-			return nil, fmt.Errorf("malformed feature gate %q", part)
-		}
-		gates[strings.TrimSpace(k)] = v == "true"
+	if err := cliflag.NewMapStringBool(&gates).Set(value); err != nil {
+		return nil, fmt.Errorf("malformed feature gates %q: %w", value, err)
 	}
 	return gates, nil
 }
 
-// FormatGates writes a --feature-gates value, sorted.
+// FormatGates writes a --feature-gates value, sorted, as the components'
+// flag type prints it.
 func FormatGates(gates map[string]bool) string {
-	keys := make([]string, 0, len(gates))
-	for k := range gates {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%t", k, gates[k])
-	}
-	return strings.Join(parts, ",")
+	return cliflag.NewMapStringBool(&gates).String()
 }
 
 // SetStaticPodGate returns the manifest with gate set to value in the
