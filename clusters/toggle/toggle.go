@@ -1,13 +1,16 @@
 // Package toggle holds the edits that switch a feature gate on a live node: the
-// --feature-gates flag of a kubeadm static pod manifest, and featureGates of a
-// KubeletConfiguration. They are pure functions on file contents; package
-// kindcluster reads and writes the files inside the nodes.
+// --feature-gates flag of a kubeadm static pod manifest (read and written as a
+// corev1.Pod), and featureGates of a KubeletConfiguration (a generic document:
+// a newer kubelet's fields unknown to this module's types must survive). They
+// are pure functions on file contents; package kindcluster reads and writes
+// the files inside the nodes.
 package toggle
 
 import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/yaml"
 )
@@ -30,48 +33,58 @@ func FormatGates(gates map[string]bool) string {
 	return cliflag.NewMapStringBool(&gates).String()
 }
 
+// readPod reads a static pod manifest as a corev1.Pod. Strictly: a field
+// this module's types do not know would be lost on writing, so it is an
+// error here rather than a silent change to the component.
+func readPod(manifest []byte) (*corev1.Pod, error) {
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(manifest, &pod); err != nil {
+		return nil, fmt.Errorf("static pod manifest: %w", err)
+	}
+	if pod.Kind != "Pod" || len(pod.Spec.Containers) != 1 {
+		return nil, fmt.Errorf("static pod manifest: want a Pod with one container, got kind %q with %d", pod.Kind, len(pod.Spec.Containers))
+	}
+	return &pod, nil
+}
+
 // SetStaticPodGate returns the manifest with gate set to value in the
-// container's --feature-gates flag (appended to the command when absent), other
-// gates kept. Only that line changes; the rest stays byte for byte.
+// container's --feature-gates flag (appended to the command when absent),
+// other gates and every other argument kept in place.
 func SetStaticPodGate(manifest []byte, gate string, value bool) ([]byte, error) {
-	lines := strings.Split(string(manifest), "\n")
-	inCommand, lastArg, indent := false, -1, ""
-	for i, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		if !inCommand {
-			inCommand = trimmed == "- command:" || trimmed == "command:"
-			continue
-		}
-		if !strings.HasPrefix(trimmed, "- ") {
-			break // past the command list
-		}
-		lastArg = i
-		indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
-		current, ok := strings.CutPrefix(strings.TrimPrefix(trimmed, "- "), flagPrefix)
+	pod, err := readPod(manifest)
+	if err != nil {
+		return nil, err
+	}
+	c := &pod.Spec.Containers[0]
+	for i, arg := range c.Command {
+		current, ok := strings.CutPrefix(arg, flagPrefix)
 		if !ok {
 			continue
 		}
-		gates, err := ParseGates(strings.Trim(current, `"'`))
+		gates, err := ParseGates(current)
 		if err != nil {
 			return nil, err
 		}
 		gates[gate] = value
-		lines[i] = indent + "- " + flagPrefix + FormatGates(gates)
-		return []byte(strings.Join(lines, "\n")), nil
+		c.Command[i] = flagPrefix + FormatGates(gates)
+		return yaml.Marshal(pod)
 	}
-	if lastArg < 0 {
-		return nil, fmt.Errorf("no container command found in the manifest")
+	if len(c.Command) == 0 {
+		return nil, fmt.Errorf("static pod manifest: the container has no command")
 	}
-	added := indent + "- " + flagPrefix + FormatGates(map[string]bool{gate: value})
-	lines = append(lines[:lastArg+1], append([]string{added}, lines[lastArg+1:]...)...)
-	return []byte(strings.Join(lines, "\n")), nil
+	c.Command = append(c.Command, flagPrefix+FormatGates(map[string]bool{gate: value}))
+	return yaml.Marshal(pod)
 }
 
 // StaticPodGates reads the --feature-gates of a static pod manifest.
 func StaticPodGates(manifest []byte) (map[string]bool, error) {
-	for _, line := range strings.Split(string(manifest), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "- "+flagPrefix); ok {
-			return ParseGates(strings.Trim(v, `"'`))
+	pod, err := readPod(manifest)
+	if err != nil {
+		return nil, err
+	}
+	for _, arg := range pod.Spec.Containers[0].Command {
+		if v, ok := strings.CutPrefix(arg, flagPrefix); ok {
+			return ParseGates(v)
 		}
 	}
 	return map[string]bool{}, nil
@@ -92,19 +105,15 @@ func SetKubeletGate(config []byte, gate string, value bool) ([]byte, error) {
 	return yaml.Marshal(doc)
 }
 
-// SetStaticPodImage returns the manifest running image instead. Only the image
-// line changes, so a release switch keeps every flag kubeadm wrote.
+// SetStaticPodImage returns the manifest running image instead; a release
+// switch keeps every flag kubeadm wrote.
 func SetStaticPodImage(manifest []byte, image string) ([]byte, error) {
-	lines := strings.Split(string(manifest), "\n")
-	for i, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "image:") {
-			indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
-			lines[i] = indent + "image: " + image
-			return []byte(strings.Join(lines, "\n")), nil
-		}
+	pod, err := readPod(manifest)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no image in the manifest")
+	pod.Spec.Containers[0].Image = image
+	return yaml.Marshal(pod)
 }
 
 // SetKubeletField returns the KubeletConfiguration with a top-level field set.

@@ -1,74 +1,115 @@
 package toggle
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
-const manifest = `apiVersion: v1
-kind: Pod
-metadata:
-  name: kube-controller-manager
-spec:
-  containers:
-  - command:
-    - kube-controller-manager
-    - --allocate-node-cidrs=true
-    - --feature-gates=DRAAdminAccess=true,DynamicResourceAllocation=true
-    - --use-service-account-credentials=true
-    image: registry.k8s.io/kube-controller-manager:v1.35.4
-    name: kube-controller-manager
-`
+// realManifests are the static pod manifests kubeadm writes on every
+// supported release (testdata/<minor>, from hack/capture-manifests.sh).
+func realManifests(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*/*.yaml")
+	if err != nil || len(files) < 15 {
+		t.Fatalf("want the three manifests of 1.33-1.37 in testdata, found %v (%v)", files, err)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = data
+	}
+	return out
+}
 
-func TestSetStaticPodGateChangesOnlyThatGate(t *testing.T) {
-	out, err := SetStaticPodGate([]byte(manifest), "DRAAdminAccess", false)
+func mustPod(t *testing.T, manifest []byte) *corev1.Pod {
+	t.Helper()
+	pod, err := readPod(manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(manifest, "DRAAdminAccess=true,DynamicResourceAllocation=true", "DRAAdminAccess=false,DynamicResourceAllocation=true", 1)
-	if string(out) != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	return pod
+}
+
+// withoutArg is the command without the one argument starting with prefix.
+func withoutArg(cmd []string, prefix string) []string {
+	var out []string
+	for _, a := range cmd {
+		if !strings.HasPrefix(a, prefix) {
+			out = append(out, a)
+		}
 	}
-	gates, _ := StaticPodGates(out)
-	if !reflect.DeepEqual(gates, map[string]bool{"DRAAdminAccess": false, "DynamicResourceAllocation": true}) {
-		t.Fatalf("gates %v", gates)
+	return out
+}
+
+func TestSetStaticPodGateOnEveryReleasesManifests(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		before := mustPod(t, manifest)
+		off, err := SetStaticPodGate(manifest, "DRAAdminAccess", false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		after := mustPod(t, off)
+		if gates, _ := StaticPodGates(off); !reflect.DeepEqual(gates, map[string]bool{"DRAAdminAccess": false}) {
+			t.Errorf("%s: gates after the edit %v", name, gates)
+		}
+		// Only the flag differs: every other argument in place, the rest of the pod equal.
+		if got, want := withoutArg(after.Spec.Containers[0].Command, flagPrefix), before.Spec.Containers[0].Command; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: other arguments changed:\n got %v\nwant %v", name, got, want)
+		}
+		after.Spec.Containers[0].Command = before.Spec.Containers[0].Command
+		if !reflect.DeepEqual(after, before) {
+			t.Errorf("%s: the edit changed more than the command", name)
+		}
+		// A second gate joins the first in the same flag, sorted.
+		both, err := SetStaticPodGate(off, "AnotherGate", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := mustPod(t, both).Spec.Containers[0].Command
+		if cmd[len(cmd)-1] != "--feature-gates=AnotherGate=true,DRAAdminAccess=false" || len(cmd) != len(before.Spec.Containers[0].Command)+1 {
+			t.Errorf("%s: command after two gates %v", name, cmd)
+		}
 	}
 }
 
-func TestSetStaticPodGateAddsTheFlag(t *testing.T) {
-	noFlag := strings.Replace(manifest, "    - --feature-gates=DRAAdminAccess=true,DynamicResourceAllocation=true\n", "", 1)
-	out, err := SetStaticPodGate([]byte(noFlag), "DRAAdminAccess", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), "    - --use-service-account-credentials=true\n    - --feature-gates=DRAAdminAccess=false\n    image:") {
-		t.Fatalf("flag not appended at the end of the command:\n%s", out)
-	}
-	// Still a valid pod whose command carries the flag.
-	var pod struct {
-		Spec struct {
-			Containers []struct{ Command []string } `json:"containers"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(out, &pod); err != nil {
-		t.Fatal(err)
-	}
-	cmd := pod.Spec.Containers[0].Command
-	if cmd[len(cmd)-1] != "--feature-gates=DRAAdminAccess=false" {
-		t.Fatalf("command %v", cmd)
+func TestSetStaticPodImageOnEveryReleasesManifests(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		before := mustPod(t, manifest)
+		out, err := SetStaticPodImage(manifest, "registry.k8s.io/next:v9.9.9")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		after := mustPod(t, out)
+		if after.Spec.Containers[0].Image != "registry.k8s.io/next:v9.9.9" {
+			t.Errorf("%s: image %s", name, after.Spec.Containers[0].Image)
+		}
+		after.Spec.Containers[0].Image = before.Spec.Containers[0].Image
+		if !reflect.DeepEqual(after, before) {
+			t.Errorf("%s: the edit changed more than the image", name)
+		}
 	}
 }
 
-func TestSetStaticPodGateRejectsGarbage(t *testing.T) {
-	if _, err := SetStaticPodGate([]byte("kind: Pod\n"), "X", true); err == nil {
-		t.Fatal("want error for a manifest without command")
+func TestStaticPodEditsRefuseWhatTheyCannotKeep(t *testing.T) {
+	if _, err := SetStaticPodGate([]byte("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: x\n"), "X", true); err == nil {
+		t.Fatal("want an error for a container without a command")
 	}
-	bad := strings.Replace(manifest, "DynamicResourceAllocation=true", "DynamicResourceAllocation", 1)
+	unknown := "apiVersion: v1\nkind: Pod\nspec:\n  futureField: 1\n  containers:\n  - name: x\n    command: [x]\n"
+	if _, err := SetStaticPodGate([]byte(unknown), "X", true); err == nil || !strings.Contains(err.Error(), "futureField") {
+		t.Fatalf("a field the types do not know must be refused, not dropped: %v", err)
+	}
+	bad := "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: x\n    command: [x, --feature-gates=DynamicResourceAllocation]\n"
 	if _, err := SetStaticPodGate([]byte(bad), "X", true); err == nil {
-		t.Fatal("want error for a malformed flag")
+		t.Fatal("want an error for a malformed flag")
 	}
 }
 
@@ -85,20 +126,6 @@ func TestSetKubeletGate(t *testing.T) {
 	}
 	if _, err := SetKubeletGate([]byte("kind: Pod\n"), "X", true); err == nil {
 		t.Fatal("want error for a non-kubelet config")
-	}
-}
-
-func TestSetStaticPodImageChangesOnlyTheImage(t *testing.T) {
-	next := "registry.k8s.io/kube-controller-manager:v1.36.3"
-	out, err := SetStaticPodImage([]byte(manifest), next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := strings.Replace(manifest, ":v1.35.4", ":v1.36.3", 1); string(out) != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
-	}
-	if _, err := SetStaticPodImage([]byte("kind: Pod\n"), next); err == nil {
-		t.Fatal("a manifest without an image must be an error")
 	}
 }
 
