@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -214,14 +216,7 @@ func orUnknown(s string) string {
 	return s
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // HTML renders signoff.html: one file, styles inline, no script and nothing
 // fetched, so it opens anywhere, offline.

@@ -1,11 +1,11 @@
 package contract
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/specfiles"
 )
 
 func TestWorkloadOutputRoundTrips(t *testing.T) {
@@ -36,17 +36,13 @@ func TestDeviceEnvNames(t *testing.T) {
 // The specs read the driver's contract from this package only: a name spelt
 // out in a spec would drift silently the day the driver changes it.
 func TestSpecsSpellNoContractLiteral(t *testing.T) {
-	files, err := filepath.Glob("../../e2e/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no spec files found: %v", err)
+	files, err := specfiles.Read()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, data := range files {
 		for _, literal := range []string{`"DRA_`, `"dev-`, `"` + ReadyLine} {
-			if strings.Contains(string(data), literal) {
+			if strings.Contains(data, literal) {
 				t.Errorf("%s spells %s...: use package contract", f, literal)
 			}
 		}
