@@ -36,7 +36,13 @@ import (
 // a skipped row in the report still says what it would have checked. A skip
 // here would come too early for that, and one in BeforeAll would give the later
 // specs only Ginkgo's generic text.
-func inProfile(name string) {
+//
+// The move back waits until the container's namespaces are gone: a component
+// whose gate comes back acts at once on what is left, and a pod kept waiting
+// for an admin-access claim while kube-controller-manager had the gate off
+// would otherwise get its claim refused by a terminating namespace, counted as
+// a failure in the next metrics spec's window (seen: +5 failures).
+func inProfile(f *framework.Framework, name string) {
 	ginkgo.BeforeAll(func(ctx context.Context) {
 		if gatesSwitchable() {
 			moveTo(ctx, name)
@@ -44,12 +50,32 @@ func inProfile(name string) {
 	})
 	ginkgo.AfterAll(func(ctx context.Context) {
 		if gatesSwitchable() {
+			expectNamespacesGone(ctx, f.BaseName)
 			moveTo(ctx, env.Prof.Name)
 		}
 	})
 	ginkgo.BeforeEach(func() {
 		ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever)
 	})
+}
+
+// expectNamespacesGone waits until no namespace made for basename's specs
+// (basename-NNNN) remains, objects and all.
+func expectNamespacesGone(ctx context.Context, basename string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+		list, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var left []string
+		for _, ns := range list.Items {
+			if strings.HasPrefix(ns.Name, basename+"-") {
+				left = append(left, ns.Name+" ("+string(ns.Status.Phase)+")")
+			}
+		}
+		return left, nil
+	}).WithTimeout(2*time.Minute).Should(gomega.BeEmpty(), "the namespaces of the %s specs are deleted before the cluster moves back", basename)
 }
 
 // gatesSwitchable is false where the release table declares that this run
@@ -118,7 +144,7 @@ func podUIDs(ctx context.Context, ns string) []string {
 
 var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
 	f := newFramework("cm-off")
-	inProfile("controller-manager-off")
+	inProfile(f, "controller-manager-off")
 
 	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for a pod whose template asks for admin access", ginkgo.Label("metrics"), func(ctx context.Context) {
 		kep("metrics stay truthful while the controller cannot serve admin access")
@@ -240,7 +266,7 @@ func containsString(list []string, s string) bool {
 
 var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
 	f := newFramework("sched-off")
-	inProfile("scheduler-off")
+	inProfile(f, "scheduler-off")
 
 	ginkgo.It("keeps the claim's adminAccess, fails its allocation with the scheduler's admin-access error and counts the pod as pending; with the gate back on the pod runs", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
 		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
@@ -291,7 +317,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 
 var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
 	f := newFramework("api-only")
-	inProfile("apiserver-only")
+	inProfile(f, "apiserver-only")
 
 	ginkgo.It("stores admin-access claims and templates, while kube-controller-manager makes no claim from the template and kube-scheduler allocates no admin claim; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("every component checks the gate: an apiserver alone cannot grant admin access")

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
 
 // How a control-plane component is restarted with a new manifest, fast.
@@ -82,15 +83,29 @@ func run(n nodes.Node, script string, args ...string) (string, error) {
 // costs one round of waiting, not one per component.
 func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) error {
 	var comps []profile.Component
+	stamp := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, comp := range profile.ControlPlane {
 		if m, ok := manifests[comp]; ok {
 			comps = append(comps, comp)
+			m, err := toggle.StampStaticPod(m, stamp)
+			if err != nil {
+				return fmt.Errorf("%s: %w", comp, err)
+			}
 			// Staged first: an interrupted restart can be finished by hand
 			// (move the staged file into the folder) and never loses a manifest.
 			staged := stagingPath(manifestPath(comp))
 			if err := cp.Command("sh", "-c", `cat > "$0"`, staged).SetStdin(bytes.NewReader(m)).Run(); err != nil {
 				return fmt.Errorf("staging %s's new manifest on %s: %w", comp, cp, err)
 			}
+		}
+	}
+	// Each running component's pod cgroup: the kubelet removes it as the
+	// last step of finishing the pod, after which a new static pod of the
+	// same name starts at once (before that, it waits out a 10-15 s back-off).
+	cgroups := map[profile.Component]string{}
+	for _, comp := range comps {
+		if dir, err := run(cp, podCgroupScript, string(comp)); err == nil && dir != "" {
+			cgroups[comp] = dir
 		}
 	}
 	for _, comp := range comps {
@@ -112,12 +127,17 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 		return fmt.Errorf("%v still serve a minute after their manifests were taken away: %w", serving, err)
 	}
 	for _, comp := range comps {
-		// No longer serving: the rest of its grace period only drains.
+	// No longer serving: the rest of its grace period only drains.
 		run(cp, `pkill -KILL -f "^$1 " || true`, string(comp))
 	}
 	cleanedUp := func(ctx context.Context) (bool, error) {
 		for _, comp := range comps {
-			if _, err := run(cp, `ls -d /var/lib/kubelet/pods/*/containers/"$1" >/dev/null 2>&1`, string(comp)); err == nil {
+			check := `ls -d /var/lib/kubelet/pods/*/containers/"$1" >/dev/null 2>&1`
+			arg := string(comp)
+			if dir, ok := cgroups[comp]; ok {
+				check, arg = `[ -d "$1" ]`, dir
+			}
+			if _, err := run(cp, check, arg); err == nil {
 				return false, nil
 			}
 		}
@@ -133,6 +153,14 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	}
 	return nil
 }
+
+// podCgroupScript prints the pod cgroup folder of a component's running
+// process (cgroup v1: under the memory controller; v2: the unified tree),
+// or nothing when it does not run.
+const podCgroupScript = `pid=$(pgrep -o -f "^$1 ") || exit 0
+p=$(sed -n 's/^[0-9]*:memory://p' /proc/$pid/cgroup); root=/sys/fs/cgroup/memory
+if [ -z "$p" ]; then p=$(sed -n 's/^0:://p' /proc/$pid/cgroup); root=/sys/fs/cgroup; fi
+[ -n "$p" ] && echo "$root$(dirname "$p")"`
 
 func parkedPath(comp profile.Component) string { return "/etc/kubernetes/." + string(comp) + ".parked" }
 
@@ -177,9 +205,10 @@ func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
 }
 
 // waitComponent waits until comp runs a process that inForce accepts, that
-// process answers on its health endpoint, and the kubelet has published the
-// new mirror pod (config hash other than oldHash), which port-forwards and
-// the specs' reads of the control plane need. It ends when the component
+// process answers on its health endpoint, an authorized read of its mirror
+// pod succeeds, and (but for kube-apiserver) the kubelet has published the
+// new mirror pod (config hash other than oldHash), which port-forwards to
+// its metrics need. It ends when the component
 // serves on its new configuration, not when its pod is marked Ready (for
 // the controller manager and the scheduler that is a startup probe 10 s
 // later). A component that refuses the change fails here with its own last
@@ -202,10 +231,15 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 		}
 		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
-			seen += ", mirror pod: " + err.Error()
+			// An authorized request failed: a new kube-apiserver is not
+			// serving yet, whatever its /readyz said.
+			seen += ", reading its mirror pod: " + err.Error()
 			return false, nil
 		}
-		if hash := pod.Annotations[configHash]; hash == oldHash {
+		// kube-apiserver's own mirror pod follows when the kubelet next
+		// syncs (nothing in the suite reads it); the other components'
+		// are needed at once, for port-forwards to their metrics.
+		if hash := pod.Annotations[configHash]; comp != profile.APIServer && hash == oldHash {
 			seen += ", mirror pod still of the old manifest"
 			return false, nil
 		}

@@ -170,3 +170,25 @@ func TestDropUnknownKubeletFlagsKeepsWhatTheKubeletKnows(t *testing.T) {
 		t.Fatal("a file without the kubeadm line must be an error")
 	}
 }
+
+func TestStampStaticPodMakesANewPodOfTheSameManifest(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		a, err := StampStaticPod(manifest, "1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := StampStaticPod(a, "2")
+		pa, pb := mustPod(t, a), mustPod(t, b)
+		if pa.Annotations[WrittenAnnotation] != "1" || pb.Annotations[WrittenAnnotation] != "2" {
+			t.Fatalf("%s: stamps %v %v", name, pa.Annotations, pb.Annotations)
+		}
+		delete(pb.Annotations, WrittenAnnotation)
+		before := mustPod(t, manifest)
+		if len(pb.Annotations) == 0 {
+			pb.Annotations = before.Annotations
+		}
+		if !reflect.DeepEqual(pb, before) {
+			t.Errorf("%s: the stamp changed more than its annotation", name)
+		}
+	}
+}
