@@ -99,13 +99,14 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	// kind's own step log ("Preparing nodes", "Starting control-plane") goes
 	// to stderr as kind prints it, so a slow create shows where it is.
-	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, Profile: o.Profile,
-		provider: cluster.NewProvider(cluster.ProviderWithLogger(kindcmd.NewLogger()))}
+	provider := cluster.NewProvider(cluster.ProviderWithLogger(kindcmd.NewLogger()))
+	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, Profile: o.Profile, provider: provider}
 	created := false
 	defer func() {
+		// provider, not c: a failed step returns a nil cluster.
 		if err != nil && created && !o.Keep {
 			fmt.Fprintf(o.Progress, "cluster %s: deleting it after the failure (KEEP_CLUSTER=1 keeps it)\n", o.Name)
-			c.provider.Delete(o.Name, "")
+			provider.Delete(o.Name, "")
 		}
 	}()
 	pipeline := []action{

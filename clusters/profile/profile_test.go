@@ -137,16 +137,18 @@ func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// apiserver: gates; controller manager and scheduler: gates, leader-elect.
-	if len(cfg.KubeadmConfigPatchesJSON6902) != 5 {
-		t.Fatalf("want one append per control-plane flag, got %+v", cfg.KubeadmConfigPatchesJSON6902)
+	// apiserver: gates; controller manager: gates, leader-elect (appended);
+	// scheduler: its whole list (kind leaves it null).
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 4 {
+		t.Fatalf("want one append per apiserver and controller-manager flag and one list for the scheduler, got %+v", cfg.KubeadmConfigPatchesJSON6902)
 	}
 	var le []map[string]any
-	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatchesJSON6902[4].Patch), &le); err != nil {
+	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatchesJSON6902[3].Patch), &le); err != nil {
 		t.Fatal(err)
 	}
-	if le[0]["path"] != "/scheduler/extraArgs/-" || !reflect.DeepEqual(le[0]["value"], map[string]any{"name": "leader-elect", "value": "false"}) {
-		t.Fatalf("scheduler leader-elect patch: %v", le)
+	want := []any{map[string]any{"name": "feature-gates", "value": "SomeGate=true"}, map[string]any{"name": "leader-elect", "value": "false"}}
+	if le[0]["op"] != "add" || le[0]["path"] != "/scheduler/extraArgs" || !reflect.DeepEqual(le[0]["value"], want) {
+		t.Fatalf("scheduler patch: %v", le)
 	}
 	p := cfg.KubeadmConfigPatchesJSON6902[1]
 	var ops []map[string]any

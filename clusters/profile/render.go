@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
@@ -41,7 +42,24 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 		// would replace kind's own args, so append with JSON-6902 instead
 		// (kubeadm lets an appended arg override its default of that name).
 		for _, c := range ControlPlane {
-			for _, a := range controlPlaneArgs(r, p, c) {
+			args := controlPlaneArgs(r, p, c)
+			if c == Scheduler && len(args) > 0 {
+				// kind writes the scheduler's extraArgs only for cluster-wide
+				// feature gates or IPv6, neither of which the suite uses, so
+				// the list is null and cannot be appended to: set it whole.
+				var items []string
+				for _, a := range args {
+					items = append(items, fmt.Sprintf("{name: %s, value: %q}", a.name, a.value))
+				}
+				cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
+					Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
+					Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs\n  value: [%s]\n", kubeadmKeys[c], strings.Join(items, ", ")),
+				})
+				continue
+			}
+			// kind always writes kube-apiserver's (runtime-config) and
+			// kube-controller-manager's (enable-hostpath-provisioner).
+			for _, a := range args {
 				cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, v1alpha4.PatchJSON6902{
 					Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
 					Patch: fmt.Sprintf("- op: add\n  path: /%s/extraArgs/-\n  value: {name: %s, value: %q}\n",
