@@ -25,8 +25,9 @@ import (
 // kube-controller-manager, about 40 s for kube-apiserver, before the new
 // process even started. So the suite takes the manifest out, ends the old
 // process once it no longer serves (what the kubelet does at the end of the
-// grace period anyway), waits until the kubelet has cleaned up the old pod,
-// and only then puts the new manifest in: the new process starts at once.
+// grace period anyway), waits until the kubelet has removed the old pod's
+// cgroup, and only then puts the new manifest in, stamped so that it is a new
+// pod: the new process starts at once (in most moves; see replaceStaticPods).
 
 // pollInterval is how often a restart step looks again: each look is one
 // `docker exec`, about 0.1 s.
@@ -126,18 +127,17 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, stopped); err != nil {
 		return fmt.Errorf("%v still serve a minute after their manifests were taken away: %w", serving, err)
 	}
-	for _, comp := range comps {
 	// No longer serving: the rest of its grace period only drains.
+	for _, comp := range comps {
 		run(cp, `pkill -KILL -f "^$1 " || true`, string(comp))
 	}
+	// A component that was not running (one refusing its flags, crash
+	// looping) has no cgroup to wait for; its new pod may then wait out the
+	// kubelet's back-off, which is shorter than any other sign of the old
+	// pod's end (its folder has been seen to outlive it by 30 s).
 	cleanedUp := func(ctx context.Context) (bool, error) {
-		for _, comp := range comps {
-			check := `ls -d /var/lib/kubelet/pods/*/containers/"$1" >/dev/null 2>&1`
-			arg := string(comp)
-			if dir, ok := cgroups[comp]; ok {
-				check, arg = `[ -d "$1" ]`, dir
-			}
-			if _, err := run(cp, check, arg); err == nil {
+		for _, dir := range cgroups {
+			if _, err := run(cp, `[ -d "$1" ]`, dir); err == nil {
 				return false, nil
 			}
 		}
