@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
@@ -37,11 +38,13 @@ import (
 // here would come too early for that, and one in BeforeAll would give the later
 // specs only Ginkgo's generic text.
 //
-// The move back waits until the container's namespaces are gone: a component
-// whose gate comes back acts at once on what is left, and a pod kept waiting
-// for an admin-access claim while kube-controller-manager had the gate off
-// would otherwise get its claim refused by a terminating namespace, counted as
-// a failure in the next metrics spec's window (seen: +5 failures).
+// The move back waits until the container's pods are gone: a component whose
+// gate comes back acts at once on what is left, and a pod kept waiting for an
+// admin-access claim while kube-controller-manager had the gate off would
+// otherwise get its claim made (or refused by the namespace's deletion, later)
+// and counted in the next metrics spec's window (seen: +5 failures). Ginkgo
+// runs AfterAll before the framework deletes the last spec's namespace, so
+// the pods are deleted here.
 func inProfile(f *framework.Framework, name string) {
 	ginkgo.BeforeAll(func(ctx context.Context) {
 		if gatesSwitchable() {
@@ -50,7 +53,7 @@ func inProfile(f *framework.Framework, name string) {
 	})
 	ginkgo.AfterAll(func(ctx context.Context) {
 		if gatesSwitchable() {
-			expectNamespacesGone(ctx, f.BaseName)
+			deletePodsOf(ctx, f.BaseName)
 			moveTo(ctx, env.Prof.Name)
 		}
 	})
@@ -59,9 +62,9 @@ func inProfile(f *framework.Framework, name string) {
 	})
 }
 
-// expectNamespacesGone waits until no namespace made for basename's specs
-// (basename-NNNN) remains, objects and all.
-func expectNamespacesGone(ctx context.Context, basename string) {
+// deletePodsOf deletes every pod in the namespaces made for basename's
+// specs (basename-NNNN) and waits until they are gone.
+func deletePodsOf(ctx context.Context, basename string) {
 	ginkgo.GinkgoHelper()
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
 		list, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -70,12 +73,24 @@ func expectNamespacesGone(ctx context.Context, basename string) {
 		}
 		var left []string
 		for _, ns := range list.Items {
-			if strings.HasPrefix(ns.Name, basename+"-") {
-				left = append(left, ns.Name+" ("+string(ns.Status.Phase)+")")
+			if !strings.HasPrefix(ns.Name, basename+"-") {
+				continue
+			}
+			pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range pods.Items {
+				left = append(left, ns.Name+"/"+p.Name)
+				if p.DeletionTimestamp == nil {
+					if err := env.Client.CoreV1().Pods(ns.Name).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+						return nil, err
+					}
+				}
 			}
 		}
 		return left, nil
-	}).WithTimeout(2*time.Minute).Should(gomega.BeEmpty(), "the namespaces of the %s specs are deleted before the cluster moves back", basename)
+	}).WithTimeout(2*time.Minute).Should(gomega.BeEmpty(), "the pods of the %s specs are gone before the cluster moves back", basename)
 }
 
 // gatesSwitchable is false where the release table declares that this run
