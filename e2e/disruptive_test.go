@@ -76,6 +76,19 @@ func deletePodsOf(ctx context.Context, basename string) {
 			if !strings.HasPrefix(ns.Name, basename+"-") {
 				continue
 			}
+			// Owners first, or the DaemonSet controller makes the pods anew.
+			dss, err := env.Client.AppsV1().DaemonSets(ns.Name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			for _, ds := range dss.Items {
+				left = append(left, ns.Name+"/daemonset/"+ds.Name)
+				if ds.DeletionTimestamp == nil {
+					if err := env.Client.AppsV1().DaemonSets(ns.Name).Delete(ctx, ds.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+						return nil, err
+					}
+				}
+			}
 			pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err

@@ -35,6 +35,16 @@ func (c *Cluster) SetAdminAccess(ctx context.Context, comp profile.Component, en
 	default:
 		return 0, fmt.Errorf("unknown component %q: use %s, %s, %s or %s", comp, profile.APIServer, profile.ControllerManager, profile.Scheduler, profile.Kubelet)
 	}
+	if err == nil {
+		// The recorded profile follows what runs, so that the next move's
+		// diff starts from the truth even when a move back never happened.
+		gates := map[profile.Component]bool{}
+		for k, v := range c.Profile.AdminAccess {
+			gates[k] = v
+		}
+		gates[comp] = enable
+		c.Profile = profile.Profile{Name: fmt.Sprintf("%s, %s %t", c.Profile.Name, comp, enable), Description: c.Profile.Description, AdminAccess: gates}
+	}
 	return time.Since(start), err
 }
 

@@ -99,8 +99,8 @@ func TestRenderV1Beta3PatchesEachComponent(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("feature-gates per component = %v, want %v", got, want)
 	}
-	if cluster.ControllerManager.ExtraArgs["leader-elect"] != "false" || cluster.Scheduler.ExtraArgs["leader-elect"] != "false" {
-		t.Fatalf("one control-plane node: no leader election in the controller manager and the scheduler, got %+v", cluster)
+	if _, set := cluster.ControllerManager.ExtraArgs["leader-elect"]; set || cluster.Scheduler.ExtraArgs["leader-elect"] != "false" {
+		t.Fatalf("no leader election in the scheduler only, got %+v", cluster)
 	}
 	var kubelet map[string]any
 	yaml.Unmarshal([]byte(cfg.KubeadmConfigPatches[1]), &kubelet)
@@ -137,13 +137,13 @@ func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// apiserver: gates; controller manager: gates, leader-elect (appended);
-	// scheduler: its whole list (kind leaves it null).
-	if len(cfg.KubeadmConfigPatchesJSON6902) != 4 {
+	// apiserver and controller manager: gates (appended); scheduler: its
+	// whole list (kind leaves it null).
+	if len(cfg.KubeadmConfigPatchesJSON6902) != 3 {
 		t.Fatalf("want one append per apiserver and controller-manager flag and one list for the scheduler, got %+v", cfg.KubeadmConfigPatchesJSON6902)
 	}
 	var le []map[string]any
-	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatchesJSON6902[3].Patch), &le); err != nil {
+	if err := yaml.Unmarshal([]byte(cfg.KubeadmConfigPatchesJSON6902[2].Patch), &le); err != nil {
 		t.Fatal(err)
 	}
 	want := []any{map[string]any{"name": "feature-gates", "value": "SomeGate=true"}, map[string]any{"name": "leader-elect", "value": "false"}}

@@ -114,17 +114,18 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 type arg struct{ name, value string }
 
 // controlPlaneArgs are the flags the suite adds to a control-plane component:
-// its feature gates, and for kube-controller-manager and kube-scheduler no
-// leader election. The cluster has one control-plane node, so there is
-// nothing to elect; with it on, a restarted component would wait out its
-// killed predecessor's 15 s lease before doing anything, and every gate move
-// would cost that.
+// its feature gates, and for kube-scheduler no leader election (one
+// control-plane node: nothing to elect, and a restarted scheduler would wait
+// out its killed predecessor's 15 s lease). kube-controller-manager keeps
+// kubeadm's leader election: started without it, it ran its controllers
+// before kube-apiserver was fully up, and on one 1.33 cluster the quota
+// controller then never released a deleted claim's device count.
 func controlPlaneArgs(r release.Release, p Profile, c Component) []arg {
 	var args []arg
 	if gates := p.Gates(r, c); len(gates) > 0 {
 		args = append(args, arg{"feature-gates", FormatGates(gates)})
 	}
-	if c == ControllerManager || c == Scheduler {
+	if c == Scheduler {
 		args = append(args, arg{"leader-elect", "false"})
 	}
 	return args
