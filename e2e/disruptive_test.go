@@ -81,24 +81,30 @@ func deletePodsOf(ctx context.Context, basename string) {
 			if err != nil {
 				return nil, err
 			}
-			for _, ds := range dss.Items {
-				left = append(left, ns.Name+"/daemonset/"+ds.Name)
-				if ds.DeletionTimestamp == nil {
-					if err := env.Client.AppsV1().DaemonSets(ns.Name).Delete(ctx, ds.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-						return nil, err
-					}
-				}
-			}
 			pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err
 			}
-			for _, p := range pods.Items {
-				left = append(left, ns.Name+"/"+p.Name)
-				if p.DeletionTimestamp == nil {
-					if err := env.Client.CoreV1().Pods(ns.Name).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-						return nil, err
-					}
+			var objs []metav1.Object
+			for i := range dss.Items {
+				objs = append(objs, &dss.Items[i])
+			}
+			for i := range pods.Items {
+				objs = append(objs, &pods.Items[i])
+			}
+			for _, o := range objs {
+				left = append(left, ns.Name+"/"+o.GetName())
+				if o.GetDeletionTimestamp() != nil {
+					continue
+				}
+				var err error
+				if _, isPod := o.(*corev1.Pod); isPod {
+					err = env.Client.CoreV1().Pods(ns.Name).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+				} else {
+					err = env.Client.AppsV1().DaemonSets(ns.Name).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+				}
+				if err != nil && !apierrors.IsNotFound(err) {
+					return nil, err
 				}
 			}
 		}
