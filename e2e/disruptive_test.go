@@ -130,12 +130,11 @@ func moveTo(ctx context.Context, name string) {
 // report's timeline.
 func moveToProfile(ctx context.Context, p profile.Profile) {
 	ginkgo.GinkgoHelper()
-	changes := profile.Diff(env.Rel, env.Cluster.Profile, p)
 	start := time.Now()
 	took, err := env.Cluster.MoveTo(ctx, p)
-	for _, ch := range changes {
-		if d, ok := took[ch.Component]; ok {
-			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t (to profile %s)", ch.Component, release.Gate, ch.Enable, p.Name), Started: start, Seconds: d.Seconds()})
+	for _, c := range profile.AllComponents {
+		if d, ok := took[c]; ok {
+			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t (to profile %s)", c, release.Gate, p.Effective(env.Rel, c), p.Name), Started: start, Seconds: d.Seconds()})
 		}
 	}
 	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)

@@ -49,8 +49,6 @@ type Cluster struct {
 	Config         *rest.Config
 	Client         kubernetes.Interface
 	provider       *cluster.Provider
-	// Profile is the gate state the cluster runs now (moved by MoveTo).
-	Profile profile.Profile
 }
 
 func newProvider() *cluster.Provider {
@@ -100,7 +98,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	// kind's own step log ("Preparing nodes", "Starting control-plane") goes
 	// to stderr as kind prints it, so a slow create shows where it is.
 	provider := cluster.NewProvider(cluster.ProviderWithLogger(kindcmd.NewLogger()))
-	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, Profile: o.Profile, provider: provider}
+	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, provider: provider}
 	created := false
 	defer func() {
 		// provider, not c: a failed step returns a nil cluster.

@@ -374,9 +374,7 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *Release
 		return err
 	}
 	if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
-		var journal bytes.Buffer
-		n.Command("sh", "-c", "journalctl -u kubelet --no-pager -n 5 -o cat").SetStdout(&journal).Run()
-		return fmt.Errorf("%w; the kubelet's last log lines:\n%s", err, journal.String())
+		return fmt.Errorf("%w; the kubelet's last log lines:\n%s", err, kubeletJournal(n))
 	}
 	return nil
 }

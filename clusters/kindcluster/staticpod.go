@@ -53,13 +53,22 @@ func readFile(n nodes.Node, path string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writeFile replaces a file atomically; for manifests the temporary copy lives
-// outside the kubelet's manifest folder so it never sees a half-written pod.
+// writeFile replaces a file atomically: staged, then moved over it.
 func writeFile(n nodes.Node, path string, data []byte) error {
-	tmp := stagingPath(path)
-	script := fmt.Sprintf("cat > %s && mv %s %s", tmp, tmp, path)
-	if err := n.Command("sh", "-c", script).SetStdin(bytes.NewReader(data)).Run(); err != nil {
+	if err := stageFile(n, path, data); err != nil {
+		return err
+	}
+	if _, err := run(n, `mv "$1" "$2"`, stagingPath(path), path); err != nil {
 		return fmt.Errorf("writing %s on %s: %w", path, n, err)
+	}
+	return nil
+}
+
+// stageFile writes the next contents of path beside it, at stagingPath,
+// outside the kubelet's manifest folder so it never sees a half-written pod.
+func stageFile(n nodes.Node, path string, data []byte) error {
+	if err := n.Command("sh", "-c", `cat > "$0"`, stagingPath(path)).SetStdin(bytes.NewReader(data)).Run(); err != nil {
+		return fmt.Errorf("staging %s on %s: %w", path, n, err)
 	}
 	return nil
 }
@@ -86,18 +95,19 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	var comps []profile.Component
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, comp := range profile.ControlPlane {
-		if m, ok := manifests[comp]; ok {
-			comps = append(comps, comp)
-			m, err := toggle.StampStaticPod(m, stamp)
-			if err != nil {
-				return fmt.Errorf("%s: %w", comp, err)
-			}
-			// Staged first: an interrupted restart can be finished by hand
-			// (move the staged file into the folder) and never loses a manifest.
-			staged := stagingPath(manifestPath(comp))
-			if err := cp.Command("sh", "-c", `cat > "$0"`, staged).SetStdin(bytes.NewReader(m)).Run(); err != nil {
-				return fmt.Errorf("staging %s's new manifest on %s: %w", comp, cp, err)
-			}
+		m, ok := manifests[comp]
+		if !ok {
+			continue
+		}
+		comps = append(comps, comp)
+		stamped, err := toggle.StampStaticPod(m, stamp)
+		if err != nil {
+			return fmt.Errorf("%s: %w", comp, err)
+		}
+		// Staged first: an interrupted restart can be finished by hand
+		// (move the staged file into the folder) and never loses a manifest.
+		if err := stageFile(cp, manifestPath(comp), stamped); err != nil {
+			return err
 		}
 	}
 	// Each running component's pod cgroup: the kubelet removes it as the

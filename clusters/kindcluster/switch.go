@@ -23,86 +23,79 @@ var SwitchTimeout = 3 * time.Minute
 
 // SetAdminAccess switches DRAAdminAccess in one component of the live cluster
 // and waits until that component runs with the new flag. It returns how long
-// that took.
+// that took (nothing restarts, and it returns at once, where the value is
+// already in force).
 func (c *Cluster) SetAdminAccess(ctx context.Context, comp profile.Component, enable bool) (time.Duration, error) {
 	start := time.Now()
 	var err error
 	switch comp {
 	case profile.APIServer, profile.ControllerManager, profile.Scheduler:
-		err = c.switchStaticPod(ctx, comp, enable)
+		_, err = c.SetStaticPodGates(ctx, map[profile.Component]bool{comp: enable})
 	case profile.Kubelet:
-		err = c.switchKubelets(ctx, enable)
+		_, err = c.switchKubelets(ctx, enable)
 	default:
 		return 0, fmt.Errorf("unknown component %q: use %s, %s, %s or %s", comp, profile.APIServer, profile.ControllerManager, profile.Scheduler, profile.Kubelet)
-	}
-	if err == nil {
-		// The recorded profile follows what runs, so that the next move's
-		// diff starts from the truth even when a move back never happened.
-		gates := map[profile.Component]bool{}
-		for k, v := range c.Profile.AdminAccess {
-			gates[k] = v
-		}
-		gates[comp] = enable
-		c.Profile = profile.Profile{Name: fmt.Sprintf("%s, %s %t", c.Profile.Name, comp, enable), Description: c.Profile.Description, AdminAccess: gates}
 	}
 	return time.Since(start), err
 }
 
-// MoveTo switches the live cluster from its current profile to `to`,
-// restarting only the components whose effective gate differs. Static pods
-// restart independently, so their manifests are all rewritten first and then
-// waited for together: a move costs its slowest restart, not the sum. The
-// durations returned run from the first write to each component's return.
+// MoveTo gives every component the value profile `to` wants, restarting
+// only those whose files on the nodes say otherwise: what the cluster runs is
+// read, never remembered, so a move that failed half-way, a single switch or
+// an attached cluster cannot mislead the next one. Static pods restart
+// independently, so they are replaced together and waited for together: a
+// move costs its slowest restart, not the sum. The durations returned are
+// those of the components restarted.
 func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.Component]time.Duration, error) {
 	if err := to.CheckRunnable(c.Release); err != nil {
 		return nil, err
 	}
-	changes := profile.Diff(c.Release, c.Profile, to)
-	took := map[profile.Component]time.Duration{}
 	static := map[profile.Component]bool{}
-	for _, ch := range changes {
-		if ch.Component == profile.Kubelet {
-			d, err := c.SetAdminAccess(ctx, ch.Component, ch.Enable)
-			took[ch.Component] = d
-			if err != nil {
-				return took, err
-			}
-			continue
-		}
-		static[ch.Component] = ch.Enable
+	for _, comp := range profile.ControlPlane {
+		static[comp] = to.Effective(c.Release, comp)
 	}
-	st, err := c.SetStaticPodGates(ctx, static)
-	for comp, d := range st {
-		took[comp] = d
-	}
+	took, err := c.SetStaticPodGates(ctx, static)
 	if err != nil {
 		return took, err
 	}
-	c.Profile = to
-	return took, nil
+	if took == nil {
+		took = map[profile.Component]time.Duration{}
+	}
+	start := time.Now()
+	restarted, err := c.switchKubelets(ctx, to.Effective(c.Release, profile.Kubelet))
+	if restarted {
+		took[profile.Kubelet] = time.Since(start)
+	}
+	return took, err
 }
 
 // SetStaticPodGates sets DRAAdminAccess in several control-plane components
 // at once: every manifest is replaced first and then all are waited for, so
 // the call costs the slowest restart, not the sum. The durations run from the
-// start to each component's return.
+// start to each restarted component's return.
 func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Component]bool) (map[profile.Component]time.Duration, error) {
 	cp, err := c.ControlPlane()
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
+	updated, err := c.staticPodGateEdits(cp, gates)
+	if err != nil || len(updated) == 0 {
+		return nil, err
+	}
 	// The hashes are read before any restart, while kube-apiserver answers.
 	hashes := map[profile.Component]string{}
-	for comp := range gates {
+	for comp := range updated {
 		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
 	}
-	written, err := c.writeStaticPodGates(ctx, cp, gates)
-	if err != nil {
+	if err := c.replaceStaticPods(ctx, cp, updated); err != nil {
 		return nil, err
 	}
 	took := map[profile.Component]time.Duration{}
-	for _, comp := range written {
+	for _, comp := range profile.ControlPlane {
+		if _, ok := updated[comp]; !ok {
+			continue
+		}
 		err := c.waitGate(ctx, cp, comp, hashes[comp], gates[comp])
 		took[comp] = time.Since(start)
 		if err != nil {
@@ -119,44 +112,45 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil {
 		return err
 	}
-	_, err = c.writeStaticPodGates(ctx, cp, gates)
-	return err
+	updated, err := c.staticPodGateEdits(cp, gates)
+	if err != nil || len(updated) == 0 {
+		return err
+	}
+	return c.replaceStaticPods(ctx, cp, updated)
 }
 
-// writeStaticPodGates restarts, in one round, every component whose manifest
-// does not already carry the wanted value, and returns those, in the order
-// of profile.ControlPlane.
-func (c *Cluster) writeStaticPodGates(ctx context.Context, cp nodes.Node, gates map[profile.Component]bool) ([]profile.Component, error) {
+// staticPodGateEdits returns the new manifest of every component whose
+// manifest does not already run the wanted value (a flag that does not name
+// the gate runs the release's default).
+func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]bool) (map[profile.Component][]byte, error) {
 	updated := map[profile.Component][]byte{}
-	var written []profile.Component
-	for _, comp := range profile.ControlPlane {
-		enable, ok := gates[comp]
-		if !ok {
-			continue
-		}
+	for comp, enable := range gates {
 		manifest, err := readFile(cp, manifestPath(comp))
 		if err != nil {
 			return nil, err
 		}
-		if current, err := toggle.StaticPodGates(manifest); err == nil {
-			if v, ok := current[release.Gate]; ok && v == enable {
-				continue // already in force
-			}
+		current, err := toggle.StaticPodGates(manifest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", comp, err)
+		}
+		if c.inForce(current, enable) {
+			continue
 		}
 		if updated[comp], err = toggle.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
 			return nil, err
 		}
-		written = append(written, comp)
 	}
-	if len(written) == 0 {
-		return nil, nil
-	}
-	return written, c.replaceStaticPods(ctx, cp, updated)
+	return updated, nil
 }
 
-func (c *Cluster) switchStaticPod(ctx context.Context, comp profile.Component, enable bool) error {
-	_, err := c.SetStaticPodGates(ctx, map[profile.Component]bool{comp: enable})
-	return err
+// inForce says whether a component with these feature gates runs the gate
+// at value enable.
+func (c *Cluster) inForce(gates map[string]bool, enable bool) bool {
+	v, ok := gates[release.Gate]
+	if !ok {
+		v = c.Release.GateDefault()
+	}
+	return v == enable
 }
 
 // waitGate waits until comp serves with the gate flag set to enable.
@@ -197,29 +191,43 @@ func (c *Cluster) ComponentLog(comp profile.Component) string {
 	return c.componentLog(cp, comp)
 }
 
-func (c *Cluster) switchKubelets(ctx context.Context, enable bool) error {
+// switchKubelets sets the gate in every kubelet whose configuration does
+// not already run it, one node at a time, and says whether any restarted.
+func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error) {
 	all, err := c.Nodes()
 	if err != nil {
-		return err
+		return false, err
 	}
 	const path = "/var/lib/kubelet/config.yaml"
+	restarted := false
 	for _, n := range all {
 		cfg, err := readFile(n, path)
 		if err != nil {
-			return err
+			return restarted, err
+		}
+		current, err := toggle.KubeletGates(cfg)
+		if err != nil {
+			return restarted, fmt.Errorf("%s on %s: %w", path, n, err)
+		}
+		if c.inForce(current, enable) {
+			continue
 		}
 		updated, err := toggle.SetKubeletGate(cfg, release.Gate, enable)
 		if err != nil {
-			return err
+			return restarted, err
 		}
 		if err := writeFile(n, path, updated); err != nil {
-			return err
+			return restarted, err
 		}
+		restarted = true
 		if err := restartKubelet(ctx, n, ""); err != nil {
-			return err
+			return restarted, err
 		}
 	}
-	return waitNodesReady(ctx, c)
+	if !restarted {
+		return false, nil
+	}
+	return true, waitNodesReady(ctx, c)
 }
 
 // restartKubelet restarts the kubelet on n (running `before` first, when
@@ -243,9 +251,14 @@ func restartKubelet(ctx context.Context, n nodes.Node, before string) error {
 		return pid != "" && pid != "0" && pid != old && health == "ok", nil
 	})
 	if err != nil {
-		var journal bytes.Buffer
-		n.Command("sh", "-c", "journalctl -u kubelet --no-pager -n 5 -o cat").SetStdout(&journal).Run()
-		return fmt.Errorf("the kubelet on %s did not come back within %s (last seen: %s); its last log lines:\n%s", n, SwitchTimeout, seen, journal.String())
+		return fmt.Errorf("the kubelet on %s did not come back within %s (last seen: %s); its last log lines:\n%s", n, SwitchTimeout, seen, kubeletJournal(n))
 	}
 	return nil
+}
+
+// kubeletJournal is the kubelet's last log lines on n, where a kubelet that
+// refuses its flags or configuration says why.
+func kubeletJournal(n nodes.Node) string {
+	out, _ := run(n, "journalctl -u kubelet --no-pager -n 5 -o cat")
+	return out
 }

@@ -1,9 +1,8 @@
 // Package profile describes the desired state of DRAAdminAccess per component.
 //
 // A profile is data. It renders to a kind cluster config for a fresh cluster
-// (Render) and to the per-component changes that move a live cluster from one
-// profile to another (Diff), so a spec group can switch in place instead of
-// creating a cluster.
+// (Render) and gives each component's value (Effective), which a live
+// cluster is moved to in place (kindcluster.MoveTo) instead of creating one.
 package profile
 
 import (
@@ -140,22 +139,3 @@ func (p Profile) Gates(r release.Release, c Component) map[string]bool {
 
 // FormatGates renders a gate map as the --feature-gates flag value, sorted.
 func FormatGates(gates map[string]bool) string { return toggle.FormatGates(gates) }
-
-// Change is one component whose effective DRAAdminAccess differs between two profiles.
-type Change struct {
-	Component Component
-	Enable    bool
-}
-
-// Diff lists what must change to move a live cluster of release r from profile
-// `from` to profile `to`: only components whose effective value differs, in
-// the order apiserver, controller-manager, scheduler, kubelet.
-func Diff(r release.Release, from, to Profile) []Change {
-	var out []Change
-	for _, c := range AllComponents {
-		if from.Effective(r, c) != to.Effective(r, c) {
-			out = append(out, Change{Component: c, Enable: to.Effective(r, c)})
-		}
-	}
-	return out
-}

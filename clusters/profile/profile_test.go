@@ -165,21 +165,3 @@ func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
 		}
 	}
 }
-
-func TestDiffRestartsOnlyWhatChanges(t *testing.T) {
-	r := rel(t, "1.35")
-	got := Diff(r, prof(t, "default"), prof(t, "apiserver-only"))
-	want := []Change{{ControllerManager, false}, {Scheduler, false}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Diff = %v, want %v", got, want)
-	}
-	if d := Diff(r, prof(t, "default"), prof(t, "default")); len(d) != 0 {
-		t.Fatalf("same profile should need nothing, got %v", d)
-	}
-	// The kubelet ignores the gate but adminaccess-off states it; moving back
-	// to default returns it to the release default (on).
-	got = Diff(r, prof(t, "adminaccess-off"), prof(t, "default"))
-	if len(got) != 4 || got[3] != (Change{Kubelet, true}) {
-		t.Fatalf("Diff off->default = %v", got)
-	}
-}

@@ -111,6 +111,24 @@ func StaticPodGates(manifest []byte) (map[string]bool, error) {
 	return map[string]bool{}, nil
 }
 
+// KubeletGates reads the featureGates of a KubeletConfiguration.
+func KubeletGates(config []byte) (map[string]bool, error) {
+	doc, err := kubeletConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := doc["featureGates"].(map[string]any)
+	gates := map[string]bool{}
+	for k, v := range raw {
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("kubelet config: featureGates.%s is %v, not a boolean", k, v)
+		}
+		gates[k] = b
+	}
+	return gates, nil
+}
+
 // SetKubeletGate returns the KubeletConfiguration with featureGates[gate] = value.
 func SetKubeletGate(config []byte, gate string, value bool) ([]byte, error) {
 	doc, err := kubeletConfig(config)

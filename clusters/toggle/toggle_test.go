@@ -192,3 +192,20 @@ func TestStampStaticPodMakesANewPodOfTheSameManifest(t *testing.T) {
 		}
 	}
 }
+
+func TestKubeletGatesReadsWhatSetKubeletGateWrote(t *testing.T) {
+	in := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: 10s\n"
+	if gates, err := KubeletGates([]byte(in)); err != nil || len(gates) != 0 {
+		t.Fatalf("no featureGates: %v, %v", gates, err)
+	}
+	out, err := SetKubeletGate([]byte(in), "DRAAdminAccess", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gates, err := KubeletGates(out); err != nil || !reflect.DeepEqual(gates, map[string]bool{"DRAAdminAccess": false}) {
+		t.Fatalf("gates %v, %v", gates, err)
+	}
+	if _, err := KubeletGates([]byte("kind: KubeletConfiguration\nfeatureGates:\n  X: yes-please\n")); err == nil {
+		t.Fatal("a gate that is not a boolean must be an error")
+	}
+}

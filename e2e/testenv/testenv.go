@@ -277,7 +277,6 @@ func Connect(sh Shared) (*Env, error) {
 		if err != nil {
 			return nil, fmt.Errorf("attaching to kind cluster %s: %w", sh.ClusterName, err)
 		}
-		c.Profile = prof
 		env.Cluster = c
 	}
 	return env, nil
