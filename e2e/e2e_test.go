@@ -21,6 +21,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
@@ -164,9 +165,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = suiteCommit(), release.KindVersion, runtime.Version()
 	if meta.NodeImage != "" {
-		if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", meta.NodeImage).Output(); err == nil {
-			meta.NodeImageID = strings.TrimSpace(string(out))
-		}
+		meta.NodeImageID, _ = nodeimage.ImageID(context.Background(), meta.NodeImage)
 	}
 	out := report.FromGinkgo(r, meta)
 	before, err := timeline.ReadFile(timelineFile)

@@ -63,7 +63,7 @@ func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir strin
 	if r, err = r.AtPatch(v); err != nil {
 		return nil, fmt.Errorf("node image %s: %w", image, err)
 	}
-	id, err := imageID(ctx, image)
+	id, err := nodeimage.ImageID(ctx, image)
 	if err != nil {
 		return nil, err
 	}
@@ -156,14 +156,6 @@ func cachedBits(dir, id string, r release.Release) (*ReleaseBits, bool) {
 		return nil, false
 	}
 	return b, true
-}
-
-func imageID(ctx context.Context, image string) (string, error) {
-	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
-	if err != nil {
-		return "", fmt.Errorf("inspecting node image %s: %w", image, err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // checkTar reads an archive to its end, so that a truncated export fails

@@ -139,8 +139,19 @@ func ImageVersion(ctx context.Context, image string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// ImageID is the local Docker ID of an image (sha256:...), what a report
+// names and what cached bits taken out of it are keyed by.
+func ImageID(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
+	if err != nil {
+		return "", fmt.Errorf("inspecting node image %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 func present(ctx context.Context, image string) bool {
-	return exec.CommandContext(ctx, "docker", "image", "inspect", image).Run() == nil
+	_, err := ImageID(ctx, image)
+	return err == nil
 }
 
 func orNone(s string) string {

@@ -101,13 +101,11 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 		// Harmless on cgroup v2 hosts; required on v1 hosts such as this project's VMs.
 		kubelet["failCgroupV1"] = false
 	}
-	{
-		patch, err := yaml.Marshal(kubelet)
-		if err != nil {
-			return KindConfig{}, err
-		}
-		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, string(patch))
+	patch, err := yaml.Marshal(kubelet)
+	if err != nil {
+		return KindConfig{}, err
 	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, string(patch))
 	return cfg, nil
 }
 

@@ -87,7 +87,10 @@ type Report struct {
 // FromGinkgo builds the report from Ginkgo's.
 func FromGinkgo(r types.Report, meta Meta) Report {
 	out := Report{Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
-	groups := map[string]*timeline.Step{}
+	// A spec group's wall time runs from its first spec's start to its last
+	// spec's end (parallel specs overlap).
+	type span struct{ start, end time.Time }
+	groups := map[string]*span{}
 	var groupOrder []string
 	for _, s := range r.SpecReports {
 		for _, e := range s.ReportEntries {
@@ -102,16 +105,15 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			name := s.ContainerHierarchyTexts[0]
 			g, ok := groups[name]
 			if !ok {
-				g = &timeline.Step{Kind: timeline.KindGroup, Name: name, Started: s.StartTime}
+				g = &span{s.StartTime, s.EndTime}
 				groups[name] = g
 				groupOrder = append(groupOrder, name)
 			}
-			if s.StartTime.Before(g.Started) {
-				g.Seconds += g.Started.Sub(s.StartTime).Seconds()
-				g.Started = s.StartTime
+			if s.StartTime.Before(g.start) {
+				g.start = s.StartTime
 			}
-			if end := s.EndTime.Sub(g.Started).Seconds(); end > g.Seconds {
-				g.Seconds = end
+			if s.EndTime.After(g.end) {
+				g.end = s.EndTime
 			}
 		}
 		if s.LeafNodeType != types.NodeTypeIt {
@@ -149,7 +151,8 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 	}
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
 	for _, name := range groupOrder {
-		out.Timeline = append(out.Timeline, *groups[name])
+		g := groups[name]
+		out.Timeline = append(out.Timeline, timeline.Step{Kind: timeline.KindGroup, Name: name, Started: g.start, Seconds: g.end.Sub(g.start).Seconds()})
 	}
 	timeline.Sort(out.Timeline)
 	return out

@@ -125,15 +125,13 @@ func (m Matrix) Verdict() string {
 	return fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
 }
 
-// text is a cell as the Markdown page shows it.
-func (c Cell) text() string {
+// summary is a cell in words, the same on both pages.
+func (c Cell) summary() string {
 	switch c.State {
 	case "":
 		return "—"
 	case "failed":
-		return fmt.Sprintf("**failed** %d/%d ([report](%s))", c.Failed, c.Passed+c.Failed+c.Skipped, c.Link)
-	case "skipped":
-		return "skipped: " + strings.Join(c.Reasons, "; ")
+		return fmt.Sprintf("failed %d of %d", c.Failed, c.Passed+c.Failed+c.Skipped)
 	case "passed":
 		if c.Skipped > 0 {
 			return fmt.Sprintf("passed %d (%d declared skips)", c.Passed, c.Skipped)
@@ -141,6 +139,18 @@ func (c Cell) text() string {
 		return fmt.Sprintf("passed %d", c.Passed)
 	}
 	return c.State
+}
+
+// text is a cell as the Markdown page shows it: failures linked, skips with
+// their reasons (the HTML page lists the reasons under every cell).
+func (c Cell) text() string {
+	switch c.State {
+	case "failed":
+		return fmt.Sprintf("**%s** ([report](%s))", c.summary(), c.Link)
+	case "skipped":
+		return "skipped: " + strings.Join(c.Reasons, "; ")
+	}
+	return c.summary()
 }
 
 func mdCell(s string) string {
@@ -238,18 +248,7 @@ func (m Matrix) HTML() (string, error) {
 			if class == "" {
 				class = "none"
 			}
-			text := c.State
-			switch {
-			case c.State == "":
-				text = "—"
-			case c.State == "passed" && c.Skipped > 0:
-				text = fmt.Sprintf("passed %d, %d declared skips", c.Passed, c.Skipped)
-			case c.State == "passed":
-				text = fmt.Sprintf("passed %d", c.Passed)
-			case c.State == "failed":
-				text = fmt.Sprintf("failed %d of %d", c.Failed, c.Passed+c.Failed+c.Skipped)
-			}
-			rv.Cells = append(rv.Cells, cellView{Class: class, Text: text, Link: c.Link, Reasons: c.Reasons})
+			rv.Cells = append(rv.Cells, cellView{Class: class, Text: c.summary(), Link: c.Link, Reasons: c.Reasons})
 		}
 		rows = append(rows, rv)
 	}

@@ -53,7 +53,7 @@ func TestMatrixCells(t *testing.T) {
 func TestMarkdownLinksFailuresAndNamesProvenance(t *testing.T) {
 	md := Build(runs(), func(rel string) string { return rel }).Markdown()
 	for _, want := range []string{
-		"| only labelled namespaces get admin access | **failed** 1/2 ([report](1.35/report.md)) | passed 2 |",
+		"| only labelled namespaces get admin access | **failed 1 of 2** ([report](1.35/report.md)) | passed 2 |",
 		"| disable and re-enable | passed 1 | skipped: declared (gate-switching): DRAAdminAccess is locked on in 1.36 |",
 		"| suite commit | abc123 |", "| gates of kubelet | release defaults |", "| node image | kind-e2e/node:v1.35.4-x  |",
 	} {
