@@ -179,7 +179,7 @@ func Outcome(state types.SpecState, message, declared string) (string, string) {
 	case state == types.SpecStatePassed:
 		return "passed", ""
 	case state == types.SpecStateSkipped || state == types.SpecStatePending:
-		reason := firstLine(message)
+		reason := FirstLine(message)
 		switch {
 		case reason == "" && declared == "":
 			return "not selected", "left out by the label filter or focus"
@@ -202,7 +202,8 @@ func (r Report) Undeclared() []string {
 	return out
 }
 
-func firstLine(s string) string {
+// FirstLine is a message's first line, trimmed.
+func FirstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
@@ -266,7 +267,7 @@ func (r Report) Markdown() string {
 		b.WriteString("\n")
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "Suite problem: %s\n\n", cell(p))
+		fmt.Fprintf(&b, "Suite problem: %s\n\n", Cell(p))
 	}
 	b.WriteString(r.timelineMarkdown())
 	b.WriteString("| result | spec | labels | profile | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|\n")
@@ -275,7 +276,7 @@ func (r Report) Markdown() string {
 		if s.Declared != "" {
 			reason = "declared (" + s.Declared + "): " + reason
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, cell(s.KEP), cell(reason))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, Cell(s.KEP), Cell(reason))
 	}
 	return b.String()
 }
@@ -294,7 +295,7 @@ func (r Report) timelineMarkdown() string {
 		if !s.Started.IsZero() {
 			at = "+" + clock(s.Started.Sub(r.Started))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", at, s.Kind, cell(s.Name), clock(time.Duration(s.Seconds*float64(time.Second))))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", at, s.Kind, Cell(s.Name), clock(time.Duration(s.Seconds*float64(time.Second))))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -310,8 +311,9 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%04.1f", m, sec)
 }
 
-// cell keeps a value on one table row.
-func cell(s string) string {
+// Cell keeps a value on one Markdown table row: pipes escaped, one line,
+// at most 300 characters.
+func Cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > 300 {

@@ -58,11 +58,11 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 				c.Passed++
 			case "failed":
 				c.Failed++
-				c.Reasons = append(c.Reasons, firstLine(s.Name+": "+s.Reason))
+				c.Reasons = append(c.Reasons, report.FirstLine(s.Name+": "+s.Reason))
 				c.Link = artifactsOf(r.Release) + "/report.md"
 			case "skipped":
 				c.Skipped++
-				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, firstLine(s.Reason)))
+				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, report.FirstLine(s.Reason)))
 			}
 			m.Cells[req][r.Release] = c
 		}
@@ -100,14 +100,6 @@ func unique(in []string) []string {
 		}
 	}
 	return out
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 240 {
-		s = s[:240] + "..."
-	}
-	return s
 }
 
 // Verdict is the page's one line: signed off only when no cell failed and
@@ -153,10 +145,6 @@ func (c Cell) text() string {
 	return c.summary()
 }
 
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-}
-
 // Markdown renders signoff.md.
 func (m Matrix) Markdown() string {
 	var b strings.Builder
@@ -168,9 +156,9 @@ func (m Matrix) Markdown() string {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(m.Runs)) + "\n")
 	for _, req := range m.Requirements {
-		fmt.Fprintf(&b, "| %s |", mdCell(req))
+		fmt.Fprintf(&b, "| %s |", report.Cell(req))
 		for _, r := range m.Runs {
-			fmt.Fprintf(&b, " %s |", mdCell(m.Cells[req][r.Release].text()))
+			fmt.Fprintf(&b, " %s |", report.Cell(m.Cells[req][r.Release].text()))
 		}
 		b.WriteString("\n")
 	}
@@ -178,7 +166,7 @@ func (m Matrix) Markdown() string {
 	for _, p := range m.provenance() {
 		fmt.Fprintf(&b, "### Kubernetes %s\n\n| | |\n|---|---|\n", p.Release)
 		for _, kv := range p.Rows {
-			fmt.Fprintf(&b, "| %s | %s |\n", mdCell(kv[0]), mdCell(kv[1]))
+			fmt.Fprintf(&b, "| %s | %s |\n", report.Cell(kv[0]), report.Cell(kv[1]))
 		}
 		b.WriteString("\n")
 	}
