@@ -55,9 +55,9 @@ func (s *samples) fromReport(r report.Report) {
 }
 
 type row struct {
-	Kind, Name            string
-	N                     int
-	Min, Median, Max, Sum float64
+	Kind, Name       string
+	N                int
+	Min, Median, Max float64
 }
 
 func median(v []float64) float64 {
@@ -75,7 +75,7 @@ func (s *samples) rows() []row {
 		v := s.secs[name]
 		r := row{Kind: s.kind[name], Name: name, N: len(v), Min: v[0], Max: v[0], Median: median(v)}
 		for _, x := range v {
-			r.Min, r.Max, r.Sum = min(r.Min, x), max(r.Max, x), r.Sum+x
+			r.Min, r.Max = min(r.Min, x), max(r.Max, x)
 		}
 		out = append(out, r)
 	}
