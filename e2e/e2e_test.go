@@ -21,7 +21,6 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
-	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
@@ -157,16 +156,13 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != ""}
 	if env != nil {
 		meta.Components = env.Components
-		meta.NodeImage = env.NodeImage
+		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
 		meta.Gates = map[string]string{}
 		for _, c := range profile.AllComponents {
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
 		}
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = suiteCommit(), release.KindVersion, runtime.Version()
-	if meta.NodeImage != "" {
-		meta.NodeImageID, _ = nodeimage.ImageID(context.Background(), meta.NodeImage)
-	}
 	out := report.FromGinkgo(r, meta)
 	before, err := timeline.ReadFile(timelineFile)
 	framework.ExpectNoError(err)

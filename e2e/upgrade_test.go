@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
@@ -43,9 +43,13 @@ var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to th
 		require(ctx, release.NeedReleaseSwitching, nil)
 		to, _ := from.Next()
 		bitsDir := filepath.Join(cfg.OutputDir, "release-bits")
-		up, err := kindcluster.ExtractReleaseBits(ctx, to, env.UpgradeNodeImage, filepath.Join(bitsDir, to.Minor))
+		upImage, err := nodesource.Inspect(ctx, env.UpgradeNodeImage, to)
 		framework.ExpectNoError(err)
-		down, err := kindcluster.ExtractReleaseBits(ctx, from, env.NodeImage, filepath.Join(bitsDir, from.Minor))
+		up, err := nodesource.ExtractReleaseBits(ctx, upImage, filepath.Join(bitsDir, to.Minor))
+		framework.ExpectNoError(err)
+		downImage, err := nodesource.Inspect(ctx, env.NodeImage, from)
+		framework.ExpectNoError(err)
+		down, err := nodesource.ExtractReleaseBits(ctx, downImage, filepath.Join(bitsDir, from.Minor))
 		framework.ExpectNoError(err)
 
 		renamed := from.AdminLabel != to.AdminLabel
@@ -110,7 +114,7 @@ func startAdmin(ctx context.Context, b *builder.Builder, node string) adminPod {
 }
 
 // switchRelease moves the cluster and records each step's duration in the report.
-func switchRelease(ctx context.Context, bits *kindcluster.ReleaseBits) {
+func switchRelease(ctx context.Context, bits *nodesource.ReleaseBits) {
 	ginkgo.GinkgoHelper()
 	start := time.Now()
 	from := env.Cluster.Release

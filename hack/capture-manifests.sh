@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates clusters/toggle/testdata/<minor>/*.yaml: the static pod
+# Regenerates clusters/nodeconfig/testdata/<minor>/*.yaml: the static pod
 # manifests kubeadm writes for each supported release, taken from that
 # release's node image, so the manifest edits are unit-tested on what each
 # kubeadm really writes. Needs Docker and the node images (make node-image).
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 for image in "$@"; do
   version=$(docker run --rm --entrypoint cat "$image" /kind/version)
   minor=$(echo "$version" | sed -E 's/^v([0-9]+\.[0-9]+)\..*/\1/')
-  out=clusters/toggle/testdata/$minor
+  out=clusters/nodeconfig/testdata/$minor
   mkdir -p "$out"
   docker run --rm --entrypoint sh "$image" -c \
     "kubeadm init phase control-plane all --kubernetes-version $version >/dev/null && tar -C /etc/kubernetes/manifests -c ." |

@@ -1,15 +1,11 @@
 package kindcluster
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -19,190 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
-
-// ReleaseBits are what an in-place release switch installs: one release's
-// kubelet binary and its control-plane images, taken out of that release's node
-// image. Node images keep their images only inside containerd's content store
-// (kind's build, and ours, import the archives and delete them), so the
-// extraction starts containerd in a throw-away container of the image and
-// exports them from there. Our offline images and the published kindest/node
-// images are handled alike.
-type ReleaseBits struct {
-	Release release.Release
-	Image   string
-	Dir     string // holds kubelet and control-plane.tar
-	// Images are the references inside that archive, per component.
-	Images map[profile.Component]string
-}
-
-func (b *ReleaseBits) kubelet() string { return filepath.Join(b.Dir, "kubelet") }
-func (b *ReleaseBits) archive() string { return filepath.Join(b.Dir, "control-plane.tar") }
-
-// switchedComponents are the images a release switch replaces.
-var switchedComponents = []profile.Component{profile.APIServer, profile.ControllerManager, profile.Scheduler}
-
-// exportScript starts the image's own containerd and prints its image list.
-const exportScript = `containerd > /tmp/containerd.log 2>&1 &
-for _ in $(seq 1 100); do ctr version > /dev/null 2>&1 && break; sleep 0.2; done
-ctr -n k8s.io images ls -q`
-
-// ExtractReleaseBits copies the kubelet and the control-plane images of
-// release r out of node image `image` into dir.
-func ExtractReleaseBits(ctx context.Context, r release.Release, image, dir string) (*ReleaseBits, error) {
-	// The image's own patch (kind's published image and the offline build
-	// differ) is the version every switch step waits for.
-	v, err := nodeimage.ImageVersion(ctx, image)
-	if err != nil {
-		return nil, err
-	}
-	if r, err = r.AtPatch(v); err != nil {
-		return nil, fmt.Errorf("node image %s: %w", image, err)
-	}
-	id, err := nodeimage.ImageID(ctx, image)
-	if err != nil {
-		return nil, err
-	}
-	if bits, ok := cachedBits(dir, id, r); ok {
-		bits.Image = image
-		return bits, nil
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	name := fmt.Sprintf("e2e-extract-%s-%d", strings.ReplaceAll(r.Minor, ".", "-"), os.Getpid())
-	docker := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("docker %s: %v: %s", args[0], err, bytes.TrimSpace(out))
-		}
-		return string(out), nil
-	}
-	// Privileged: containerd inside needs its mounts, as in the image build.
-	if _, err := docker("run", "-d", "--privileged", "--name", name, "--entrypoint", "sleep", image, "infinity"); err != nil {
-		return nil, fmt.Errorf("starting node image %s: %w", image, err)
-	}
-	defer exec.Command("docker", "rm", "-f", name).Run()
-	list, err := docker("exec", name, "sh", "-c", exportScript)
-	if err != nil {
-		return nil, fmt.Errorf("listing the images of %s: %w", image, err)
-	}
-	refs, err := ControlPlaneRefs(list, r.GitVersion())
-	if err != nil {
-		return nil, fmt.Errorf("node image %s: %w", image, err)
-	}
-	// --local: through containerd 2.x's transfer API, ctr has been seen to
-	// exit before the archive was complete (a tar cut short by 6 KB).
-	export := append([]string{"exec", name, "ctr", "-n", "k8s.io", "images", "export", "--local", "--platform", "linux/amd64", "/tmp/control-plane.tar"}, refs...)
-	if _, err := docker(export...); err != nil {
-		return nil, fmt.Errorf("exporting %v from %s: %w", refs, image, err)
-	}
-	bits := &ReleaseBits{Release: r, Image: image, Dir: dir, Images: map[profile.Component]string{}}
-	if _, err := docker("cp", name+":/tmp/control-plane.tar", bits.archive()); err != nil {
-		return nil, err
-	}
-	if err := checkTar(bits.archive()); err != nil {
-		return nil, fmt.Errorf("the images exported from %s: %w", image, err)
-	}
-	// -L: an image may keep the kubelet behind a symlink.
-	if _, err := docker("cp", "-L", name+":/usr/bin/kubelet", filepath.Join(dir, "kubelet")); err != nil {
-		return nil, fmt.Errorf("copying the kubelet out of %s: %w", image, err)
-	}
-	for i, comp := range switchedComponents {
-		bits.Images[comp] = refs[i]
-	}
-	return bits, saveBits(bits, id)
-}
-
-// bitsRecord says which image a folder of release bits came from, so that a
-// later run (or the downgrade of the same run) reuses it instead of starting
-// containerd in the image again.
-type bitsRecord struct {
-	ImageID string                       `json:"imageID"`
-	Version string                       `json:"version"`
-	Images  map[profile.Component]string `json:"images"`
-}
-
-const bitsRecordFile = "bits.json"
-
-func saveBits(b *ReleaseBits, id string) error {
-	data, err := json.Marshal(bitsRecord{ImageID: id, Version: b.Release.Version, Images: b.Images})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(b.Dir, bitsRecordFile), data, 0o644)
-}
-
-// cachedBits returns the bits in dir when they came from image id and are
-// whole (the archive reads to its end).
-func cachedBits(dir, id string, r release.Release) (*ReleaseBits, bool) {
-	data, err := os.ReadFile(filepath.Join(dir, bitsRecordFile))
-	if err != nil {
-		return nil, false
-	}
-	var rec bitsRecord
-	if json.Unmarshal(data, &rec) != nil || rec.ImageID != id || rec.Version != r.Version || len(rec.Images) != len(switchedComponents) {
-		return nil, false
-	}
-	b := &ReleaseBits{Release: r, Dir: dir, Images: rec.Images}
-	if _, err := os.Stat(b.kubelet()); err != nil || checkTar(b.archive()) != nil {
-		return nil, false
-	}
-	return b, true
-}
-
-// checkTar reads an archive to its end, so that a truncated export fails
-// here with its name rather than later inside a node's containerd.
-func checkTar(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := tar.NewReader(f)
-	for {
-		_, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s is not a whole tar archive: %w", path, err)
-		}
-	}
-}
-
-// ControlPlaneRefs picks, from `ctr images ls -q` output, the image of each
-// switched component at version ("v1.36.3"); every one must be there.
-func ControlPlaneRefs(list, version string) ([]string, error) {
-	var refs, missing []string
-	for _, comp := range switchedComponents {
-		found := ""
-		for _, ref := range strings.Fields(list) {
-			repo, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")
-			// Some builds name images per architecture (kube-apiserver-amd64).
-			if ok && tag == version && (repo == string(comp) || repo == string(comp)+"-amd64") {
-				found = ref
-				break
-			}
-		}
-		if found == "" {
-			missing = append(missing, string(comp)+":"+version)
-			continue
-		}
-		refs = append(refs, found)
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("no image for %s among %d images", strings.Join(missing, ", "), len(strings.Fields(list)))
-	}
-	return refs, nil
-}
 
 // Step is one named part of a release switch and how long it took.
 type Step struct {
@@ -222,7 +39,7 @@ func (s Step) String() string {
 // kubeadm gave it; only its image changes. etcd, CoreDNS and kube-proxy stay
 // as they are, as in a control-plane and kubelet upgrade. Running containers
 // are never restarted by the suite: a kubelet restart leaves them running.
-func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress io.Writer) ([]Step, error) {
+func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBits, progress io.Writer) ([]Step, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
@@ -236,11 +53,11 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *ReleaseBits, progress
 		name string
 		run  func(context.Context) error
 	}
-	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return c.LoadImageArchive(bits.archive(), cp) }}
+	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return c.LoadImageArchive(bits.Archive(), cp) }}
 	var control []action
-	// kubeadm's order going up (switchedComponents), the reverse coming down:
+	// kubeadm's order going up (nodesource.ControlPlane), the reverse coming down:
 	// kube-apiserver is never older than the components that talk to it.
-	order := slices.Clone(switchedComponents)
+	order := slices.Clone(nodesource.ControlPlane)
 	if !upgrade {
 		slices.Reverse(order)
 	}
@@ -287,7 +104,7 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 		// Already in force (a restore after a switch that failed part-way).
 		return nil
 	}
-	updated, err := toggle.SetStaticPodImage(manifest, image)
+	updated, err := nodeconfig.SetStaticPodImage(manifest, image)
 	if err != nil {
 		return err
 	}
@@ -303,7 +120,7 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 
 // switchKubeletBinaries replaces the kubelet on every node, one node at a
 // time, and waits until each node reports the new version and is Ready.
-func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *ReleaseBits) error {
+func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *nodesource.ReleaseBits) error {
 	all, err := c.Nodes()
 	if err != nil {
 		return err
@@ -320,13 +137,13 @@ func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *ReleaseBits) 
 // node` do: the new binary, a kubeadm flags file and a configuration it
 // accepts, a restart. It is idempotent, so a restore after a switch that
 // failed part-way can run it again.
-func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *ReleaseBits) error {
+func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *nodesource.ReleaseBits) error {
 	const (
 		next       = "/usr/bin/kubelet.next"
 		flagsPath  = "/var/lib/kubelet/kubeadm-flags.env"
 		configPath = "/var/lib/kubelet/config.yaml"
 	)
-	if out, err := exec.CommandContext(ctx, "docker", "cp", bits.kubelet(), n.String()+":"+next).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "docker", "cp", bits.Kubelet(), n.String()+":"+next).CombinedOutput(); err != nil {
 		return fmt.Errorf("copying the %s kubelet into %s: %v: %s", bits.Release.Minor, n, err, bytes.TrimSpace(out))
 	}
 	var help bytes.Buffer
@@ -337,7 +154,7 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *Release
 	if err != nil {
 		return err
 	}
-	kept, dropped, err := toggle.DropUnknownKubeletFlags(flags, help.String())
+	kept, dropped, err := nodeconfig.DropUnknownKubeletFlags(flags, help.String())
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", flagsPath, n, err)
 	}
@@ -353,7 +170,7 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *Release
 			return err
 		}
 		if !strings.Contains(string(cfg), "failCgroupV1: false") {
-			updated, err := toggle.SetKubeletField(cfg, "failCgroupV1", false)
+			updated, err := nodeconfig.SetKubeletField(cfg, "failCgroupV1", false)
 			if err != nil {
 				return err
 			}
@@ -381,7 +198,7 @@ const settledFor = 10
 // config hash can change between releases), and a kube-apiserver that has just
 // started has been seen to refuse cluster-admin for a moment (403) while its
 // authorizer catches up: specs must not take either for a broken workload.
-func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *ReleaseBits) error {
+func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {
 	var seen string
 	good := 0
 	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
@@ -400,7 +217,7 @@ func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *ReleaseB
 }
 
 // controlPlaneState says what is not yet as it should be after a switch, or "".
-func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *ReleaseBits) string {
+func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) string {
 	v, err := c.Client.Discovery().ServerVersion()
 	if err != nil {
 		return err.Error()
@@ -408,7 +225,7 @@ func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *Re
 	if v.GitVersion != bits.Release.GitVersion() {
 		return "server version " + v.GitVersion
 	}
-	for _, comp := range switchedComponents {
+	for _, comp := range nodesource.ControlPlane {
 		p := probe(cp, comp, true)
 		if p.Version != "Kubernetes "+bits.Release.GitVersion() || p.Health != "ok" {
 			return fmt.Sprintf("%s: %s", comp, p)

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
-	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
 
 // How a control-plane component is restarted with a new manifest, fast.
@@ -100,7 +100,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 			continue
 		}
 		comps = append(comps, comp)
-		stamped, err := toggle.StampStaticPod(m, stamp)
+		stamped, err := nodeconfig.StampStaticPod(m, stamp)
 		if err != nil {
 			return fmt.Errorf("%s: %w", comp, err)
 		}

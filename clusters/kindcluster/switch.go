@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
 
 // SwitchTimeout bounds one gate switch. kube-apiserver takes the longest (it
@@ -129,14 +129,14 @@ func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]
 		if err != nil {
 			return nil, err
 		}
-		current, err := toggle.StaticPodGates(manifest)
+		current, err := nodeconfig.StaticPodGates(manifest)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", comp, err)
 		}
 		if c.inForce(current, enable) {
 			continue
 		}
-		if updated[comp], err = toggle.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
+		if updated[comp], err = nodeconfig.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
 			return nil, err
 		}
 	}
@@ -205,14 +205,14 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 		if err != nil {
 			return restarted, err
 		}
-		current, err := toggle.KubeletGates(cfg)
+		current, err := nodeconfig.KubeletGates(cfg)
 		if err != nil {
 			return restarted, fmt.Errorf("%s on %s: %w", path, n, err)
 		}
 		if c.inForce(current, enable) {
 			continue
 		}
-		updated, err := toggle.SetKubeletGate(cfg, release.Gate, enable)
+		updated, err := nodeconfig.SetKubeletGate(cfg, release.Gate, enable)
 		if err != nil {
 			return restarted, err
 		}

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/clusters/toggle"
 )
 
 // Component is a Kubernetes component that can carry feature gates.
@@ -138,4 +138,4 @@ func (p Profile) Gates(r release.Release, c Component) map[string]bool {
 }
 
 // FormatGates renders a gate map as the --feature-gates flag value, sorted.
-func FormatGates(gates map[string]bool) string { return toggle.FormatGates(gates) }
+func FormatGates(gates map[string]bool) string { return nodeconfig.FormatGates(gates) }

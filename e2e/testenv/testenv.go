@@ -21,7 +21,7 @@ import (
 	draclient "k8s.io/dynamic-resource-allocation/client"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
-	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
@@ -36,7 +36,7 @@ type Config struct {
 	ClusterName string
 	// Kubeconfig, when set, names an existing cluster: none is created.
 	Kubeconfig string
-	NodeImage  string // node image source or reference (see nodeimage.Source)
+	NodeImage  string // node image source or reference (see nodesource.New)
 	// TestdriverArchive is a prebuilt image archive (make testdriver-image);
 	// empty builds it from RepoRoot.
 	TestdriverArchive string
@@ -69,6 +69,7 @@ type Shared struct {
 	// NodeImage is the image the suite's cluster booted from, and
 	// UpgradeNodeImage the next release's (see Config).
 	NodeImage        string
+	NodeImageID      string // Docker's ID of NodeImage
 	UpgradeNodeImage string
 	// NodeVersion is the Kubernetes version that booted ("1.35.8" from kind's
 	// published image, "1.35.4" from the offline build; an existing
@@ -120,23 +121,19 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		if err := kindcluster.CheckNameFree(cfg.ClusterName); err != nil {
 			return sh, err
 		}
-		b := &nodeimage.Builder{Out: filepath.Join(cfg.OutputDir, "nodeimage"), RepoRoot: cfg.RepoRoot, Progress: progress}
-		img, err := b.Ensure(ctx, rel, nodeimage.Source(cfg.NodeImage))
+		images, err := nodesource.New(cfg.NodeImage, cfg.OutputDir, cfg.RepoRoot, progress)
+		if err != nil {
+			return sh, fmt.Errorf("NODE_IMAGE: %w", err)
+		}
+		img, err := images.NodeImage(ctx, rel)
 		if err != nil {
 			return sh, err
 		}
-		sh.NodeImage = img
-		v, err := nodeimage.ImageVersion(ctx, img)
-		if err != nil {
-			return sh, err
-		}
-		if rel, err = rel.AtPatch(v); err != nil {
-			return sh, fmt.Errorf("node image %s: %w (NODE_IMAGE must be a kind node image of Kubernetes %s)", img, err, rel.Minor)
-		}
+		sh.NodeImage, sh.NodeImageID, rel = img.Ref, img.ID, img.Release
 		sh.NodeVersion = rel.Version
-		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img, rel.GitVersion())
+		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img.Ref, rel.GitVersion())
 		t := time.Now()
-		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img,
+		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img.Ref,
 			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
 		if err != nil {
 			return sh, err

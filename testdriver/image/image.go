@@ -13,7 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
 )
 
 // Repository is the image name without tag.

@@ -26,7 +26,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
-	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string) error {
 	relName := fs.String("release", envOr("K8S_VERSION", release.Default), "Kubernetes release (minor or pinned patch)")
 	profName := fs.String("profile", envOr("PROFILE", "default"), "gate profile")
 	name := fs.String("name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
-	source := fs.String("source", envOr("NODE_IMAGE", string(nodeimage.Auto)), "node image source: auto, pull, build or an image reference")
+	source := fs.String("source", envOr("NODE_IMAGE", "auto"), "node image source: "+strings.Join(nodesource.Specs, ", ")+" or an image reference")
 	kubeconfig := fs.String("kubeconfig", "", "where to write the cluster's kubeconfig")
 	out := fs.String("out", envOr("OUTPUT_DIR", "_output"), "output folder")
 	component := fs.String("component", "", "component to switch (toggle)")
@@ -100,7 +100,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	builder := &nodeimage.Builder{Out: filepath.Join(*out, "nodeimage"), RepoRoot: root, Progress: os.Stdout}
+	images, err := nodesource.New(*source, *out, root, os.Stdout)
+	if err != nil {
+		return usageError{fmt.Errorf("--source: %w", err)}
+	}
 
 	switch cmd {
 	case "profiles":
@@ -110,11 +113,11 @@ func run(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "node-image":
-		img, err := builder.Ensure(ctx, rel, nodeimage.Source(*source))
+		img, err := images.NodeImage(ctx, rel)
 		if err != nil {
 			return err
 		}
-		fmt.Println(img)
+		fmt.Println(img.Ref)
 		return nil
 	case "up":
 		prof, err := profile.Get(*profName)
@@ -128,11 +131,12 @@ func run(ctx context.Context, args []string) error {
 		if err := kindcluster.CheckNameFree(*name); err != nil {
 			return usageError{err}
 		}
-		img, err := builder.Ensure(ctx, rel, nodeimage.Source(*source))
+		img, err := images.NodeImage(ctx, rel)
 		if err != nil {
 			return err
 		}
-		c, err := kindcluster.Create(ctx, kindcluster.Options{Name: *name, Release: rel, Profile: prof, Image: img, KubeconfigPath: *kubeconfig, Progress: os.Stdout})
+		rel = img.Release
+		c, err := kindcluster.Create(ctx, kindcluster.Options{Name: *name, Release: rel, Profile: prof, Image: img.Ref, KubeconfigPath: *kubeconfig, Progress: os.Stdout})
 		if err != nil {
 			return err
 		}
@@ -150,11 +154,11 @@ func run(ctx context.Context, args []string) error {
 			fmt.Println("none")
 			return nil
 		}
-		img, err := builder.Ensure(ctx, next, nodeimage.Source(*source))
+		img, err := images.NodeImage(ctx, next)
 		if err != nil {
 			return err
 		}
-		fmt.Println(img)
+		fmt.Println(img.Ref)
 		return nil
 	case "switch-release":
 		to, err := release.Get(*toName)
@@ -165,11 +169,11 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		img, err := builder.Ensure(ctx, to, nodeimage.Source(*source))
+		img, err := images.NodeImage(ctx, to)
 		if err != nil {
 			return err
 		}
-		bits, err := kindcluster.ExtractReleaseBits(ctx, to, img, filepath.Join(*out, "release-bits", to.Minor))
+		bits, err := nodesource.ExtractReleaseBits(ctx, img, filepath.Join(*out, "release-bits", to.Minor))
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/capshim"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/capshim"
 )
 
 func main() {

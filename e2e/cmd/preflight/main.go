@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
-	"github.com/kep5018/adminaccess-conformance/clusters/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/labels"
@@ -32,8 +32,8 @@ func main() {
 	fs.StringVar(&a.labels, "labels", "", "LABELS: a Ginkgo label filter")
 	fs.StringVar(&a.focus, "focus", "", "FOCUS: a regular expression")
 	fs.StringVar(&a.skip, "skip", "", "SKIP: a regular expression")
-	fs.StringVar(&a.nodeImage, "node-image", string(nodeimage.Auto), "NODE_IMAGE")
-	fs.StringVar(&a.upgradeImage, "upgrade-node-image", string(nodeimage.Auto), "UPGRADE_NODE_IMAGE")
+	fs.StringVar(&a.nodeImage, "node-image", "auto", "NODE_IMAGE")
+	fs.StringVar(&a.upgradeImage, "upgrade-node-image", "auto", "UPGRADE_NODE_IMAGE")
 	fs.StringVar(&a.clusterName, "cluster-name", kindcluster.DefaultName, "CLUSTER_NAME")
 	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "KUBECONFIG given on the make command line: an existing cluster")
 	fs.Usage = func() {
@@ -54,11 +54,7 @@ type args struct {
 	releases, profile, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
 }
 
-var (
-	kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	// An image reference: [registry[:port]/]path[:tag][@sha256:digest].
-	imageRef = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
-)
+var kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // check returns one line per bad argument.
 func (a args) check(ctx context.Context) []string {
@@ -112,7 +108,7 @@ func (a args) checkArgs() []string {
 		}
 	}
 	for what, src := range map[string]string{"NODE_IMAGE": a.nodeImage, "UPGRADE_NODE_IMAGE": a.upgradeImage} {
-		if err := checkSource(src); err != nil {
+		if err := nodesource.CheckSpec(src); err != nil {
 			out = append(out, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
@@ -120,17 +116,6 @@ func (a args) checkArgs() []string {
 		out = append(out, fmt.Sprintf("CLUSTER_NAME %q is not a kind cluster name: lower-case letters, digits and '-'", a.clusterName))
 	}
 	return out
-}
-
-func checkSource(src string) error {
-	switch nodeimage.Source(src) {
-	case nodeimage.Auto, nodeimage.Pull, nodeimage.Build, nodeimage.Present:
-		return nil
-	}
-	if strings.Contains(src, ":") && imageRef.MatchString(src) {
-		return nil
-	}
-	return fmt.Errorf("%q is neither a source (auto, pull, build, present) nor an image reference such as kindest/node:v1.35.0", src)
 }
 
 func dockerAnswers(ctx context.Context) bool {

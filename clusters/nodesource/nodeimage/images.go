@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
 )
 
 // controlPlaneImages writes one single-layer image archive per image kubeadm

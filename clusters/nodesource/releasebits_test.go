@@ -1,4 +1,4 @@
-package kindcluster
+package nodesource
 
 import (
 	"archive/tar"
@@ -67,13 +67,13 @@ func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
 	}
 	b := &ReleaseBits{Release: r, Dir: dir, Images: map[profile.Component]string{
 		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
-	os.WriteFile(b.kubelet(), []byte("binary"), 0o755)
+	os.WriteFile(b.Kubelet(), []byte("binary"), 0o755)
 	var archive bytes.Buffer
 	tw := tar.NewWriter(&archive)
 	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
 	tw.Write([]byte("{}"))
 	tw.Close()
-	os.WriteFile(b.archive(), archive.Bytes(), 0o644)
+	os.WriteFile(b.Archive(), archive.Bytes(), 0o644)
 	if err := saveBits(b, "sha256:one"); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
 	if _, ok := cachedBits(dir, "sha256:two", r); ok {
 		t.Fatal("another image must be extracted again")
 	}
-	os.WriteFile(b.archive(), archive.Bytes()[:513], 0o644)
+	os.WriteFile(b.Archive(), archive.Bytes()[:513], 0o644)
 	if _, ok := cachedBits(dir, "sha256:one", r); ok {
 		t.Fatal("a cut archive must be extracted again")
 	}

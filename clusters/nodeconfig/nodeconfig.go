@@ -1,10 +1,12 @@
-// Package toggle holds the edits that switch a feature gate on a live node: the
-// --feature-gates flag of a kubeadm static pod manifest (read and written as a
-// corev1.Pod), and featureGates of a KubeletConfiguration (a generic document:
-// a newer kubelet's fields unknown to this module's types must survive). They
-// are pure functions on file contents; package kindcluster reads and writes
-// the files inside the nodes.
-package toggle
+// Package nodeconfig edits the files a kind node runs its Kubernetes
+// components from: kubeadm's static pod manifests (read and written as a
+// corev1.Pod: the --feature-gates flag, the image, a stamp that makes a new
+// pod) and the kubelet's configuration and flags (a generic document: a newer
+// kubelet's fields unknown to this module's types must survive an edit). Gate
+// moves and release switches are both such edits. They are pure functions on
+// file contents; package kindcluster reads and writes the files inside the
+// nodes.
+package nodeconfig
 
 import (
 	"fmt"
