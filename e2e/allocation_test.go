@@ -63,7 +63,7 @@ func anyWorker(ctx context.Context) string {
 
 // Serial: these specs aim at particular devices, or at every device of a node;
 // ordinary claims of specs running alongside would take those devices.
-var _ = ginkgo.Describe("Admin access allocation", ginkgo.Label("allocation"), ginkgo.Serial, func() {
+var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), framework.WithSerial(), func() {
 	f := newFramework("allocation")
 
 	ginkgo.It("allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", ginkgo.Label("driver"), func(ctx context.Context) {

@@ -71,7 +71,7 @@ func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builde
 	return b
 }
 
-var _ = ginkgo.Describe("Admin access authorization", ginkgo.Label("authz"), func() {
+var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), func() {
 	f := newFramework("authz")
 
 	ginkgo.It("denies a ResourceClaim and a ResourceClaimTemplate with adminAccess in a namespace without the admin label, and allows both once it is labelled", func(ctx context.Context) {

@@ -175,7 +175,7 @@ func podUIDs(ctx context.Context, ns string) []string {
 	return out
 }
 
-var _ = ginkgo.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("cm-off")
 	inProfile(f, "controller-manager-off")
 
@@ -297,7 +297,7 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("sched-off")
 	inProfile(f, "scheduler-off")
 
@@ -353,7 +353,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Orde
 	})
 })
 
-var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-only")
 	inProfile(f, "apiserver-only")
 
@@ -391,7 +391,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.
 	})
 })
 
-var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive"), func() {
+var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-off")
 
 	ginkgo.It("drops adminAccess from new claims and templates, so what they ask for a device in use is not satisfied, while objects that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
@@ -448,7 +448,7 @@ var _ = ginkgo.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo
 	})
 })
 
-var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "toggle"), func() {
+var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("toggle"), func() {
 	f := newFramework("toggle")
 
 	ginkgo.It("keeps admin-access pods running across off and on in apiserver, controller-manager and scheduler, and schedules the pods kept Pending once it is back", func(ctx context.Context) {
@@ -484,7 +484,7 @@ var _ = ginkgo.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordere
 	})
 })
 
-var _ = ginkgo.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
+var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), func() {
 	f := newFramework("locked")
 	ginkgo.It("refuses to start kube-apiserver, kube-controller-manager and kube-scheduler with DRAAdminAccess=false, as GA intends, and the cluster is healthy once the flag is taken back", func(ctx context.Context) {
 		kep("GA: the gate is locked on and cannot be disabled")

@@ -62,7 +62,7 @@ func podNode(ctx context.Context, pod *corev1.Pod) string {
 	return p.Spec.NodeName
 }
 
-var _ = ginkgo.Describe("The bundled test driver", ginkgo.Label("driver"), func() {
+var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), func() {
 	f := newFramework("driver")
 
 	ginkgo.It("publishes its devices on every node", func(ctx context.Context) {

@@ -53,6 +53,10 @@ const (
 func newFramework(name string) *framework.Framework {
 	f := framework.NewDefaultFramework(name)
 	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+	// The framework calls this for each namespace it made, on failure and
+	// before deleting them. (Its own dump, framework/debug, would bring
+	// kubectl and the apiextensions server into the suite's build.)
+	f.DumpAllNamespaceInfo = dumpNamespace
 	ginkgo.AfterEach(func(ctx context.Context) {
 		if r := ginkgo.CurrentSpecReport(); r.Failed() && env != nil {
 			saveFailureArtifacts(ctx, r)
@@ -214,13 +218,55 @@ func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// saveFailureArtifacts keeps, for a failed spec, its namespace's events and
-// the driver's logs, and marks the run failed so the cluster's logs are kept.
-func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
+// failureDir is where a failed spec's artifacts go.
+func failureDir(report ginkgo.SpecReport) string {
 	dir := filepath.Join(cfg.Artifacts, "failures", unsafeName.ReplaceAllString(report.FullText(), "_"))
 	if len(dir) > 200 {
 		dir = dir[:200]
 	}
+	return dir
+}
+
+// dumpNamespace writes what a failed spec's namespace held: every pod's
+// phase, conditions and container states, each container's log, and the
+// namespace's events, into namespace-<name>.txt of the spec's failure folder.
+func dumpNamespace(ctx context.Context, f *framework.Framework, ns string) {
+	dir := failureDir(ginkgo.CurrentSpecReport())
+	os.MkdirAll(dir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out strings.Builder
+	pods, err := f.ClientSet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		fmt.Fprintf(&out, "listing pods: %v\n", err)
+	} else {
+		for _, p := range pods.Items {
+			fmt.Fprintf(&out, "===== pod %s on %q: %s; %s\n", p.Name, p.Spec.NodeName, p.Status.Phase, podConditions(&p))
+			for _, cs := range p.Status.ContainerStatuses {
+				fmt.Fprintf(&out, "container %s: ready=%t restarts=%d state=%+v\n", cs.Name, cs.Ready, cs.RestartCount, cs.State)
+			}
+			for _, c := range p.Spec.Containers {
+				raw, err := f.ClientSet.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name}).DoRaw(ctx)
+				fmt.Fprintf(&out, "----- log of %s (err: %v)\n%s\n", c.Name, err, raw)
+			}
+		}
+	}
+	out.WriteString("===== events\n")
+	if list, err := f.ClientSet.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		fmt.Fprintf(&out, "listing events: %v\n", err)
+	} else {
+		for _, e := range list.Items {
+			fmt.Fprintf(&out, "%s %s/%s %s %s (x%d): %s\n", e.LastTimestamp.Format(time.RFC3339), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.Count, e.Message)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "namespace-"+ns+".txt"), []byte(out.String()), 0o644)
+}
+
+// saveFailureArtifacts keeps, for a failed spec, the cluster's events of its
+// time and the driver's logs, and marks the run failed so the cluster's logs
+// are kept.
+func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
+	dir := failureDir(report)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(failureMarker(), []byte(report.FullText()+"\n"), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -179,7 +179,7 @@ func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceap
 	return pods
 }
 
-var _ = ginkgo.Describe("Admin access metrics", ginkgo.Label("metrics"), ginkgo.Serial, func() {
+var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), framework.WithSerial(), func() {
 	f := newFramework("metrics")
 
 	ginkgo.It("counts claims created from admin-access and ordinary templates exactly, by admin_access", func(ctx context.Context) {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 )
 
-var _ = ginkgo.Describe("The cluster under test", ginkgo.Label("smoke"), func() {
+var _ = framework.Describe("The cluster under test", ginkgo.Label("smoke"), func() {
 	f := newFramework("smoke")
 
 	ginkgo.It("answers, serves the release's resource.k8s.io versions and reports the expected server version", func(ctx context.Context) {

@@ -34,7 +34,7 @@ type adminPod struct {
 	before podSnapshot
 }
 
-var _ = ginkgo.Describe("Upgrading the control plane and kubelets in place to the next release and back", ginkgo.Ordered, ginkgo.Serial, ginkgo.Label("disruptive", "upgrade"), func() {
+var _ = framework.Describe("Upgrading the control plane and kubelets in place to the next release and back", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), func() {
 	f := newFramework("upgrade")
 
 	ginkgo.It("keeps admin-access pods running through every step, and authorizes new claims by the label key the running apiserver reads", func(ctx context.Context) {

@@ -11,8 +11,14 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// Known are the spec groups; README.md lists what each covers.
-var Known = []string{"allocation", "authz", "daemonset", "disruptive", "driver", "metrics", "skew", "smoke", "toggle", "upgrade"}
+// Known are the spec groups; README.md lists what each covers. Serial and
+// Disruptive are the e2e framework's own labels (framework.WithSerial,
+// framework.WithDisruptive), spelt as it spells them; Ginkgo matches labels
+// without regard to case, and so does Check.
+var Known = []string{"allocation", "authz", "daemonset", "Disruptive", "driver", "metrics", "Serial", "skew", "smoke", "toggle", "upgrade"}
+
+// FrameworkLabels are the labels the e2e framework's decorators give a spec.
+var FrameworkLabels = map[string]string{"WithSerial": "Serial", "WithDisruptive": "Disruptive"}
 
 var word = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_-]*`)
 
@@ -25,11 +31,11 @@ func Check(filter string) error {
 	}
 	known := map[string]bool{}
 	for _, l := range Known {
-		known[l] = true
+		known[strings.ToLower(l)] = true
 	}
 	var unknown []string
 	for _, w := range word.FindAllString(filter, -1) {
-		if !known[w] {
+		if !known[strings.ToLower(w)] {
 			unknown = append(unknown, w)
 		}
 	}
@@ -37,7 +43,7 @@ func Check(filter string) error {
 		return nil
 	}
 	sorted := append([]string(nil), Known...)
-	sort.Strings(sorted)
+	sort.Slice(sorted, func(i, j int) bool { return strings.ToLower(sorted[i]) < strings.ToLower(sorted[j]) })
 	return fmt.Errorf("unknown label %s in filter %q: labels are %s", strings.Join(unknown, ", "), filter, strings.Join(sorted, ", "))
 }
 

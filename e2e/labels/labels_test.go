@@ -9,7 +9,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	for _, ok := range []string{"", "authz", "authz || allocation", "!disruptive", "metrics && !disruptive"} {
+	for _, ok := range []string{"", "authz", "authz || allocation", "!disruptive", "metrics && !disruptive", "Disruptive && !Serial", "!serial"} {
 		if err := Check(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
@@ -47,5 +47,33 @@ func TestKnownCoversEverySpecLabel(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no ginkgo.Label calls found")
+	}
+}
+
+// The framework's decorators a spec file uses give labels Check accepts, and
+// every one of them is in FrameworkLabels.
+func TestKnownCoversTheFrameworksLabels(t *testing.T) {
+	files, _ := filepath.Glob("../*_test.go")
+	call := regexp.MustCompile(`framework\.(With[A-Za-z]+)\(`)
+	seen := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(data), -1) {
+			seen++
+			label, ok := FrameworkLabels[m[1]]
+			if !ok {
+				t.Errorf("%s: framework.%s gives a label FrameworkLabels does not name", f, m[1])
+				continue
+			}
+			if err := Check(label); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no framework.With... decorators found")
 	}
 }

@@ -207,8 +207,9 @@ func envOr(key, def string) string {
 	return def
 }
 
-// upgradeLabels are the labels of the in-place upgrade spec.
-var upgradeLabels = []string{"disruptive", "upgrade"}
+// upgradeLabels are the labels of the in-place upgrade spec (Serial and
+// Disruptive from the e2e framework's decorators).
+var upgradeLabels = []string{"Serial", "Disruptive", "upgrade"}
 
 // upgradeSelected says whether a Ginkgo label filter runs the upgrade spec,
 // so that a run that does not need the next release never builds its image.
