@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Installs what building a node image offline needs (debootstrap), where it is
-# missing and can be installed. Best effort: on a machine that can pull the
-# published kindest/node images nothing here is needed, and the node-image
-# builder names any tool it truly lacks.
+# Installs, where missing and where it can (root with apt-get), what this
+# machine needs beyond Go and Docker:
+#   debootstrap              building a node image offline (not needed where
+#                            kind's published images can be pulled)
+#   chromium-headless-shell  make test renders signoff.html in it (the test
+#                            says it skipped where no headless Chromium is)
+# Best effort: what cannot be installed is named, and the run goes on.
 set -uo pipefail
-command -v debootstrap >/dev/null 2>&1 && exit 0
+missing=()
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
+  missing+=(chromium-headless-shell)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "install-tools: installing debootstrap"
+  echo "install-tools: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq debootstrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
+  apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
+    echo "install-tools: could not install ${missing[*]}" >&2
 else
-  echo "install-tools: debootstrap is missing and cannot be installed here (needs root and apt-get); only published node images will work" >&2
+  echo "install-tools: ${missing[*]} missing and cannot be installed here (needs root and apt-get); without debootstrap only published node images work, without a headless Chromium make test skips the sign-off page's rendering" >&2
 fi
 exit 0
