@@ -83,7 +83,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 			}
 		})
 
-		ginkgo.By(fmt.Sprintf("upgrading the control plane, then the kubelets, to Kubernetes %s", to.Version))
+		ginkgo.By(fmt.Sprintf("upgrading the control plane, then the kubelets, to Kubernetes %s", up.Release.Version))
 		atFrom = false
 		switchRelease(ctx, up)
 		expectUndisturbedAll(ctx, b, running)
@@ -93,7 +93,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		_, err = other.CreateClaim(ctx, other.Claim(builder.AdminAccess()))
 		gomega.Expect(err).To(expect.MatchForbiddenAt(to.AdminAccessFieldPath(0), to.AdminAccessDenial()))
 
-		ginkgo.By(fmt.Sprintf("downgrading the kubelets, then the control plane, to Kubernetes %s", from.Version))
+		ginkgo.By(fmt.Sprintf("downgrading the kubelets, then the control plane, to Kubernetes %s", down.Release.Version))
 		switchRelease(ctx, down)
 		atFrom = true
 		expectUndisturbedAll(ctx, b, running)
