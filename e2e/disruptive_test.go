@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
@@ -77,35 +76,18 @@ func deletePodsOf(ctx context.Context, basename string) {
 				continue
 			}
 			// Owners first, or the DaemonSet controller makes the pods anew.
-			dss, err := env.Client.AppsV1().DaemonSets(ns.Name).List(ctx, metav1.ListOptions{})
-			if err != nil {
+			if err := env.Client.AppsV1().DaemonSets(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+				return nil, err
+			}
+			if err := env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 				return nil, err
 			}
 			pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err
 			}
-			var objs []metav1.Object
-			for i := range dss.Items {
-				objs = append(objs, &dss.Items[i])
-			}
-			for i := range pods.Items {
-				objs = append(objs, &pods.Items[i])
-			}
-			for _, o := range objs {
-				left = append(left, ns.Name+"/"+o.GetName())
-				if o.GetDeletionTimestamp() != nil {
-					continue
-				}
-				var err error
-				if _, isPod := o.(*corev1.Pod); isPod {
-					err = env.Client.CoreV1().Pods(ns.Name).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-				} else {
-					err = env.Client.AppsV1().DaemonSets(ns.Name).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-				}
-				if err != nil && !apierrors.IsNotFound(err) {
-					return nil, err
-				}
+			for _, p := range pods.Items {
+				left = append(left, ns.Name+"/"+p.Name)
 			}
 		}
 		return left, nil
