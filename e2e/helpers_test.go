@@ -233,7 +233,7 @@ func failureDir(report ginkgo.SpecReport) string {
 func dumpNamespace(ctx context.Context, f *framework.Framework, ns string) {
 	dir := failureDir(ginkgo.CurrentSpecReport())
 	os.MkdirAll(dir, 0o755)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var out strings.Builder
 	pods, err := f.ClientSet.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -256,10 +256,16 @@ func dumpNamespace(ctx context.Context, f *framework.Framework, ns string) {
 		fmt.Fprintf(&out, "listing events: %v\n", err)
 	} else {
 		for _, e := range list.Items {
-			fmt.Fprintf(&out, "%s %s/%s %s %s (x%d): %s\n", e.LastTimestamp.Format(time.RFC3339), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.Count, e.Message)
+			out.WriteString(eventLine(e) + "\n")
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "namespace-"+ns+".txt"), []byte(out.String()), 0o644)
+}
+
+// eventLine is one event as the failure artifacts write it.
+func eventLine(e corev1.Event) string {
+	return fmt.Sprintf("%s %s/%s/%s %s %s (x%d): %s", e.LastTimestamp.Format(time.RFC3339), e.Namespace, e.InvolvedObject.Kind,
+		e.InvolvedObject.Name, e.Type, e.Reason, e.Count, e.Message)
 }
 
 // saveFailureArtifacts keeps, for a failed spec, the cluster's events of its
@@ -275,7 +281,7 @@ func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
 	if list, err := env.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, e := range list.Items {
 			if e.LastTimestamp.Time.After(report.StartTime.Add(-time.Minute)) || e.EventTime.Time.After(report.StartTime.Add(-time.Minute)) {
-				events = append(events, fmt.Sprintf("%s %s/%s %s %s: %s", e.LastTimestamp.Format(time.RFC3339), e.Namespace, e.InvolvedObject.Name, e.Type, e.Reason, e.Message))
+				events = append(events, eventLine(e))
 			}
 		}
 	}
