@@ -58,9 +58,6 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 	if err != nil {
 		return took, err
 	}
-	if took == nil {
-		took = map[profile.Component]time.Duration{}
-	}
 	start := time.Now()
 	restarted, err := c.switchKubelets(ctx, to.Effective(c.Release, profile.Kubelet))
 	if restarted {
@@ -79,9 +76,10 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 		return nil, err
 	}
 	start := time.Now()
+	took := map[profile.Component]time.Duration{}
 	updated, err := c.staticPodGateEdits(cp, gates)
 	if err != nil || len(updated) == 0 {
-		return nil, err
+		return took, err
 	}
 	// The hashes are read before any restart, while kube-apiserver answers.
 	hashes := map[profile.Component]string{}
@@ -89,9 +87,8 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
 	}
 	if err := c.replaceStaticPods(ctx, cp, updated); err != nil {
-		return nil, err
+		return took, err
 	}
-	took := map[profile.Component]time.Duration{}
 	for _, comp := range profile.ControlPlane {
 		if _, ok := updated[comp]; !ok {
 			continue
