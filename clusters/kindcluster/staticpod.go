@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -215,8 +216,9 @@ func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
 }
 
 // waitComponent waits until comp runs a process that inForce accepts, that
-// process answers on its health endpoint, an authorized read of its mirror
-// pod succeeds, and (but for kube-apiserver) the kubelet has published the
+// process answers on its health endpoint, a read of its mirror pod succeeds
+// (for kube-apiserver: and RBAC grants kube-scheduler's watch, see
+// rbacNotReady), and (but for kube-apiserver) the kubelet has published the
 // new mirror pod (config hash other than oldHash), which port-forwards to
 // its metrics need. It ends when the component
 // serves on its new configuration, not when its pod is marked Ready (for
@@ -241,10 +243,21 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 		}
 		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
-			// An authorized request failed: a new kube-apiserver is not
-			// serving yet, whatever its /readyz said.
+			// A request failed: a new kube-apiserver is not serving yet,
+			// whatever its /readyz said.
 			seen += ", reading its mirror pod: " + err.Error()
 			return false, nil
+		}
+		if comp == profile.APIServer {
+			// The suite's own requests are system:masters, which skips RBAC.
+			// A new kube-apiserver has been seen to refuse the other
+			// components' watches (403) while its RBAC cache fills, and each
+			// refusal lengthens their client's back-off: the move ends only
+			// when RBAC grants what kube-scheduler needs.
+			if why := c.rbacNotReady(ctx); why != "" {
+				seen += ", " + why
+				return false, nil
+			}
 		}
 		// kube-apiserver's own mirror pod follows when the kubelet next
 		// syncs (nothing in the suite reads it); the other components'
@@ -260,4 +273,21 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 			comp, what, SwitchTimeout, seen, c.componentLog(cp, comp))
 	}
 	return nil
+}
+
+// rbacNotReady says why kube-apiserver's authorizer does not yet grant
+// kube-scheduler a watch of pods (a SubjectAccessReview), or "".
+func (c *Cluster) rbacNotReady(ctx context.Context) string {
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:kube-scheduler",
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"},
+	}}
+	got, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	switch {
+	case err != nil:
+		return "reviewing kube-scheduler's access: " + err.Error()
+	case !got.Status.Allowed:
+		return "RBAC does not yet let kube-scheduler watch pods (" + got.Status.Reason + ")"
+	}
+	return ""
 }
