@@ -121,6 +121,11 @@ func moveToProfile(ctx context.Context, p profile.Profile) {
 	}
 	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)
 	framework.Logf("cluster moved to profile %s in %s (%v)", p.Name, time.Since(start).Round(time.Second), took)
+	_, apiserver := took[profile.APIServer]
+	_, kubelet := took[profile.Kubelet]
+	if apiserver || kubelet {
+		settle(ctx, "the move to profile "+p.Name)
+	}
 }
 
 // switchGate switches one component and records how long it took.
@@ -130,6 +135,9 @@ func switchGate(ctx context.Context, c profile.Component, enable bool) {
 	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
 	framework.ExpectNoError(err, "switching %s", c)
 	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t", c, release.Gate, enable), Started: start, Seconds: took.Seconds()})
+	if c == profile.APIServer || c == profile.Kubelet {
+		settle(ctx, fmt.Sprintf("switching %s", c))
+	}
 }
 
 func controlPlaneOff() profile.Profile {
@@ -499,6 +507,7 @@ var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo
 			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s back from a refused %s=false", c, release.Gate), Started: start, Seconds: d.Seconds()})
 		}
 		framework.ExpectNoError(err, "restoring the control plane")
+		settle(ctx, "the control plane's restart with the flag taken back")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))

@@ -129,6 +129,7 @@ func switchRelease(ctx context.Context, bits *nodesource.ReleaseBits) {
 	v, err := env.Client.Discovery().ServerVersion()
 	framework.ExpectNoError(err)
 	gomega.Expect(v.GitVersion).To(gomega.Equal(bits.Release.GitVersion()), "the apiserver's version after the switch")
+	settle(ctx, fmt.Sprintf("the switch to %s", bits.Release.Version))
 }
 
 // expectUndisturbedAll checks that every pod is the same running pod with no

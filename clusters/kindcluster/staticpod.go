@@ -8,8 +8,10 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
@@ -264,6 +266,7 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 		// are needed at once, for port-forwards to their metrics.
 		if hash := pod.Annotations[configHash]; comp != profile.APIServer && hash == oldHash {
 			seen += ", mirror pod still of the old manifest"
+			c.deleteStaleMirrorPod(ctx, pod)
 			return false, nil
 		}
 		return true, nil
@@ -290,4 +293,20 @@ func (c *Cluster) rbacNotReady(ctx context.Context) string {
 		return "RBAC does not yet let kube-scheduler watch pods (" + got.Status.Reason + ")"
 	}
 	return ""
+}
+
+// deleteStaleMirrorPod deletes a mirror pod of a component's old manifest
+// once the new process serves. The kubelet replaces it itself only when its
+// own watch of pods has seen it: a mirror pod the kubelet published while
+// that watch was in back-off (after a kube-apiserver restart) is unknown to
+// it, its create of the new one then fails with AlreadyExists, and the move
+// waited until the watch came back (49 s seen on 1.33). With the old one
+// gone, the kubelet's next sync (10 s at most, see the suite's kubelet
+// configuration) publishes the new one. The UID precondition spares a pod
+// the kubelet has replaced meanwhile.
+func (c *Cluster) deleteStaleMirrorPod(ctx context.Context, pod *corev1.Pod) {
+	c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To(int64(0)),
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
 }

@@ -26,6 +26,7 @@ const (
 	KindGroup    = "group"    // a spec group's wall time
 	KindMove     = "move"     // a gate move: one component restarted
 	KindRelease  = "release"  // a release switch and its steps
+	KindSettle   = "settle"   // after a restart: until the cluster's clients have caught up
 	KindTeardown = "teardown" // logs, deletion
 )
 

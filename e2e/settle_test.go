@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+// A restart of kube-apiserver (a gate move, a release switch) or of a kubelet
+// ends when that component serves, but the cluster's long-running clients
+// have not caught up yet: each lost its watches, and client-go's reflector
+// retries them with a back-off that doubles up to 30 s (with jitter, 60 s)
+// and is forgotten only after two minutes without a failure. A restarted
+// kubelet also deletes its node's ResourceSlices, which the driver publishes
+// again only once its own watch sees that. Seen on 1.33: kube-scheduler
+// deaf to a new pod for over a minute, a worker's devices missing for two.
+// That is client-go's behaviour, not admin access's, and a spec that starts
+// on such a cluster fails on its own bounded wait for the wrong reason. So
+// before the specs go on, settle proves every link they use works again,
+// with what an ordinary DRA pod needs: the driver's devices published on
+// every node, then on every worker a pod whose claim kube-controller-manager
+// makes from a template, kube-scheduler allocates, the kubelet and the
+// driver prepare and the pod runs; then the pods and claims are gone again
+// (kube-controller-manager deletes the claims), so no spec sees them.
+
+// settleTimeout bounds the wait: past the longest client back-off (60 s)
+// plus a pod's start.
+const settleTimeout = 3 * time.Minute
+
+// settle waits until the cluster's clients have caught up after a restart,
+// and puts the wait on the report's timeline.
+func settle(ctx context.Context, after string) {
+	ginkgo.GinkgoHelper()
+	start := time.Now()
+	framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, settleTimeout),
+		"the driver's devices are published on every node again after %s", after)
+
+	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "settle-",
+		Labels:       map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged)},
+	}}, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating the namespace of the settle pods")
+	// Gone in any case, also when a wait below fails: its pods would hold
+	// devices the next specs count on.
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := env.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			framework.Logf("deleting namespace %s: %v", ns.Name, err)
+		}
+	}()
+	b := &builder.Builder{Namespace: ns.Name, Class: env.Driver.DeviceClass, DriverName: env.Driver.DriverName,
+		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
+	tmpl, err := b.CreateTemplate(ctx, b.Template())
+	framework.ExpectNoError(err)
+	for _, node := range workers(ctx) {
+		_, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node))
+		framework.ExpectNoError(err)
+	}
+	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+		pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var waiting []string
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning {
+				waiting = append(waiting, fmt.Sprintf("%s on %s is %s: %s", p.Name, p.Spec.NodeSelector["kubernetes.io/hostname"], p.Status.Phase, podConditions(&p)))
+			}
+		}
+		sort.Strings(waiting)
+		return waiting, nil
+	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(),
+		"after %s, a pod with an ordinary claim runs on every worker (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
+
+	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+		var left []string
+		pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods.Items {
+			left = append(left, "pod "+p.Name)
+		}
+		claims, err := env.DRA.ResourceClaims(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range claims.Items {
+			left = append(left, "claim "+c.Name)
+		}
+		return left, nil
+	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(), "the settle pods and their claims are gone again after %s", after)
+	recordStep(timeline.Since(timeline.KindSettle, "clients caught up after "+after, start))
+	framework.Logf("clients caught up after %s in %s", after, time.Since(start).Round(100*time.Millisecond))
+}
+
+// workers are the nodes that run the specs' pods: all but the control plane
+// (a single-node cluster's only node).
+func workers(ctx context.Context) []string {
+	ginkgo.GinkgoHelper()
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	var out, all []string
+	for _, n := range nodes.Items {
+		all = append(all, n.Name)
+		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+			out = append(out, n.Name)
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}
