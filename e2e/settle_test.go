@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 	admissionapi "k8s.io/pod-security-admission/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
@@ -62,12 +63,20 @@ func settle(ctx context.Context, after string) {
 			framework.Logf("deleting namespace %s: %v", ns.Name, err)
 		}
 	}()
+	// Made here, not waited for: kube-controller-manager's service-account
+	// controller may not have its lease yet, and the pods need no token.
+	_, err = env.Client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		framework.ExpectNoError(err, "creating the settle namespace's service account")
+	}
 	b := &builder.Builder{Namespace: ns.Name, Class: env.Driver.DeviceClass, DriverName: env.Driver.DriverName,
 		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
 	tmpl, err := b.CreateTemplate(ctx, b.Template())
 	framework.ExpectNoError(err)
 	for _, node := range workers(ctx) {
-		_, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node))
+		pod := builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node)
+		pod.Spec.AutomountServiceAccountToken = ptr.To(false) // no wait for kube-root-ca.crt
+		_, err := b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 	}
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {

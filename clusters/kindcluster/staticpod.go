@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -230,6 +232,7 @@ func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
 func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, withVersion bool, inForce func(process) (bool, string)) error {
 	podName := string(comp) + "-" + cp.String()
 	var seen string
+	leaseChecked := false
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
 		p := probe(cp, comp, withVersion)
 		seen = p.String()
@@ -249,6 +252,10 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 			// whatever its /readyz said.
 			seen += ", reading its mirror pod: " + err.Error()
 			return false, nil
+		}
+		if comp == profile.ControllerManager && !leaseChecked {
+			leaseChecked = true
+			c.releaseStaleLease(ctx, cp, p.PID)
 		}
 		if comp == profile.APIServer {
 			// The suite's own requests are system:masters, which skips RBAC.
@@ -309,4 +316,36 @@ func (c *Cluster) deleteStaleMirrorPod(ctx context.Context, pod *corev1.Pod) {
 		GracePeriodSeconds: ptr.To(int64(0)),
 		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
 	})
+}
+
+// releaseStaleLease deletes kube-controller-manager's leader-election lease
+// when a process older than the running one (pid) took it: killed, that
+// process could not give it up, and the new one would wait for it to expire
+// (15 s, kubeadm's default) before any controller acts; with it gone, the new
+// one takes it at once. A lease acquired at or after the new process's start
+// (seconds, rounded down) is its own and is left alone, as is one that
+// changed since it was read (resourceVersion precondition).
+func (c *Cluster) releaseStaleLease(ctx context.Context, cp nodes.Node, pid string) {
+	// ps reads the start from the kernel's process table (a /proc folder's
+	// own time is when it was first looked at, not when the process began).
+	started, err := run(cp, `date -d "$(ps -o lstart= -p "$1")" +%s`, pid)
+	if err != nil {
+		return
+	}
+	sec, err := strconv.ParseInt(started, 10, 64)
+	if err != nil {
+		return
+	}
+	leases := c.Client.CoordinationV1().Leases("kube-system")
+	lease, err := leases.Get(ctx, string(profile.ControllerManager), metav1.GetOptions{})
+	if err != nil || !takenBefore(lease, time.Unix(sec, 0)) {
+		return
+	}
+	leases.Delete(ctx, lease.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &lease.ResourceVersion}})
+}
+
+// takenBefore says whether lease was acquired before start: by a process
+// older than one started then.
+func takenBefore(lease *coordinationv1.Lease, start time.Time) bool {
+	return lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.Time.Before(start)
 }
