@@ -51,14 +51,7 @@ func runOn(ctx context.Context, b *builder.Builder, node string, opts ...builder
 
 func anyWorker(ctx context.Context) string {
 	ginkgo.GinkgoHelper()
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	for _, n := range nodes.Items {
-		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
-			return n.Name
-		}
-	}
-	return nodes.Items[0].Name
+	return workers(ctx)[0]
 }
 
 // Serial: these specs aim at particular devices, or at every device of a node;
