@@ -86,6 +86,16 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	for comp := range updated {
 		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
 	}
+	lift := func() {}
+	if _, ok := updated[profile.APIServer]; ok {
+		// See hold.go: lifted once the new kube-apiserver serves and
+		// authorizes, before the other components are waited for (they
+		// need it).
+		if lift, err = holdClients(cp); err != nil {
+			return took, err
+		}
+		defer lift()
+	}
 	if err := c.replaceStaticPods(ctx, cp, updated); err != nil {
 		return took, err
 	}
@@ -95,6 +105,9 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 		}
 		err := c.waitGate(ctx, cp, comp, hashes[comp], gates[comp])
 		took[comp] = time.Since(start)
+		if comp == profile.APIServer {
+			lift()
+		}
 		if err != nil {
 			return took, err
 		}
