@@ -46,14 +46,15 @@ iptables -I INPUT $tag -m conntrack --ctstate NEW -j DROP &&
 iptables -I INPUT -i lo $tag -j ACCEPT &&
 iptables -I INPUT -s $gw $tag -j ACCEPT`
 
-// holdClients makes new connections to kube-apiserver on cp wait until the
-// returned lift is called (lift may be called more than once).
-func holdClients(cp nodes.Node) (lift func(), err error) {
+// holdClients makes new connections to kube-apiserver on cp wait until
+// liftHold.
+func holdClients(cp nodes.Node) error {
 	if out, err := run(cp, holdScript, holdComment, "hold"); err != nil {
-		return func() {}, fmt.Errorf("holding kube-apiserver's clients on %s: %w: %s", cp, err, out)
+		return fmt.Errorf("holding kube-apiserver's clients on %s: %w: %s", cp, err, out)
 	}
-	return func() { liftHold(cp) }, nil
+	return nil
 }
 
-// liftHold removes the hold (and any left by an interrupted run).
+// liftHold removes the hold (and any left by an interrupted run); removing
+// none is no error.
 func liftHold(cp nodes.Node) { run(cp, holdScript, holdComment, "lift") }

@@ -109,13 +109,6 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 		return err
 	}
 	oldHash := c.mirrorPodHash(ctx, cp, comp)
-	if comp == profile.APIServer {
-		lift, err := holdClients(cp) // see hold.go
-		if err != nil {
-			return err
-		}
-		defer lift()
-	}
 	if err := c.replaceStaticPods(ctx, cp, map[profile.Component][]byte{comp: updated}); err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func run(n nodes.Node, script string, args ...string) (string, error) {
 // component that refuses its flags never comes up, and the GA lock spec wants
 // exactly that. Several components are replaced together, so that a move
 // costs one round of waiting, not one per component.
-func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) error {
+func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (err error) {
 	var comps []profile.Component
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, comp := range profile.ControlPlane {
@@ -123,6 +123,18 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 		if dir, err := run(cp, podCgroupScript, string(comp)); err == nil && dir != "" {
 			cgroups[comp] = dir
 		}
+	}
+	if _, ok := manifests[profile.APIServer]; ok {
+		// Lifted by waitComponent once the new kube-apiserver serves and
+		// authorizes (see hold.go), or here if the restart fails.
+		if err := holdClients(cp); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				liftHold(cp)
+			}
+		}()
 	}
 	for _, comp := range comps {
 		if _, err := run(cp, `[ ! -f "$1" ] || mv "$1" "$2"`, manifestPath(comp), parkedPath(comp)); err != nil {
@@ -224,13 +236,18 @@ func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
 // (for kube-apiserver: and RBAC grants kube-scheduler's watch, see
 // rbacNotReady), and (but for kube-apiserver) the kubelet has published the
 // new mirror pod (config hash other than oldHash), which port-forwards to
-// its metrics need. It ends when the component
+// its metrics need; on the way it deletes a stale mirror pod and
+// kube-controller-manager's stale lease. kube-apiserver's wait lifts the
+// hold on its clients when it ends, served or not. It ends when the component
 // serves on its new configuration, not when its pod is marked Ready (for
 // the controller manager and the scheduler that is a startup probe 10 s
 // later). A component that refuses the change fails here with its own last
 // log lines.
 func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, withVersion bool, inForce func(process) (bool, string)) error {
 	podName := string(comp) + "-" + cp.String()
+	if comp == profile.APIServer {
+		defer liftHold(cp)
+	}
 	var seen string
 	leaseChecked := false
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {

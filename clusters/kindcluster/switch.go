@@ -86,16 +86,6 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	for comp := range updated {
 		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
 	}
-	lift := func() {}
-	if _, ok := updated[profile.APIServer]; ok {
-		// See hold.go: lifted once the new kube-apiserver serves and
-		// authorizes, before the other components are waited for (they
-		// need it).
-		if lift, err = holdClients(cp); err != nil {
-			return took, err
-		}
-		defer lift()
-	}
 	if err := c.replaceStaticPods(ctx, cp, updated); err != nil {
 		return took, err
 	}
@@ -105,9 +95,6 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 		}
 		err := c.waitGate(ctx, cp, comp, hashes[comp], gates[comp])
 		took[comp] = time.Since(start)
-		if comp == profile.APIServer {
-			lift()
-		}
 		if err != nil {
 			return took, err
 		}
@@ -126,7 +113,11 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil || len(updated) == 0 {
 		return err
 	}
-	return c.replaceStaticPods(ctx, cp, updated)
+	err = c.replaceStaticPods(ctx, cp, updated)
+	// Nothing waits for a kube-apiserver that may refuse to start, so
+	// nothing would lift the hold on its clients.
+	liftHold(cp)
+	return err
 }
 
 // staticPodGateEdits returns the new manifest of every component whose
