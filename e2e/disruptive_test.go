@@ -121,10 +121,11 @@ func moveToProfile(ctx context.Context, p profile.Profile) {
 	}
 	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)
 	framework.Logf("cluster moved to profile %s in %s (%v)", p.Name, time.Since(start).Round(time.Second), took)
-	_, apiserver := took[profile.APIServer]
-	_, kubelet := took[profile.Kubelet]
-	if apiserver || kubelet {
-		settle(ctx, "the move to profile "+p.Name)
+	for c := range took {
+		if leavesClientsBehind(c) {
+			settle(ctx, "the move to profile "+p.Name)
+			break
+		}
 	}
 }
 
@@ -135,7 +136,7 @@ func switchGate(ctx context.Context, c profile.Component, enable bool) {
 	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
 	framework.ExpectNoError(err, "switching %s", c)
 	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t", c, release.Gate, enable), Started: start, Seconds: took.Seconds()})
-	if c == profile.APIServer || c == profile.Kubelet {
+	if leavesClientsBehind(c) {
 		settle(ctx, fmt.Sprintf("switching %s", c))
 	}
 }

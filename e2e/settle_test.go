@@ -15,6 +15,7 @@ import (
 	admissionapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
@@ -40,6 +41,13 @@ import (
 // settleTimeout bounds the wait: past the longest client back-off (60 s)
 // plus a pod's start.
 const settleTimeout = 3 * time.Minute
+
+// leavesClientsBehind says whether a restart of c needs settle after it:
+// kube-apiserver's ends every client's watches, a kubelet's deletes its
+// node's slices.
+func leavesClientsBehind(c profile.Component) bool {
+	return c == profile.APIServer || c == profile.Kubelet
+}
 
 // settle waits until the cluster's clients have caught up after a restart,
 // and puts the wait on the report's timeline.
