@@ -173,6 +173,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if sel := out.Selection(); sel != "" {
 		fmt.Fprintln(os.Stdout, "\ne2e:", sel)
 	}
+	if failures := out.Failures(8, 300); failures != "" {
+		fmt.Fprint(os.Stdout, "\n"+failures)
+	}
 	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
 	// Ginkgo keeps a skip a skip; the suite does not. Failing here makes the
 	// run (and make e2e) fail for any skip the release table does not declare.

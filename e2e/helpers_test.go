@@ -106,7 +106,10 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 			return err
 		}
 		if p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("pod %s is %s: %s", pod.Name, p.Status.Phase, podConditions(p))
+			// Where it is and what the cluster said of it, so that a time-out
+			// names the component that did not act.
+			return fmt.Errorf("pod %s (node %q) is %s: %s; its last events: %v",
+				pod.Name, p.Spec.NodeName, p.Status.Phase, podConditions(p), lastOf(podEvents(ctx, p), 5))
 		}
 		got := map[string]map[string]string{}
 		for _, c := range p.Spec.Containers {
@@ -207,11 +210,32 @@ func podEvents(ctx context.Context, pod *corev1.Pod) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
+	// Oldest first, so that the last entries are the latest word.
+	sort.SliceStable(list.Items, func(i, j int) bool { return eventTime(list.Items[i]).Before(eventTime(list.Items[j])) })
 	var out []string
 	for _, e := range list.Items {
 		out = append(out, e.Type+" "+e.Reason+": "+e.Message)
 	}
 	return out
+}
+
+// eventTime is when an event was last seen, whichever API recorded it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// lastOf is the last n entries of list.
+func lastOf(list []string, n int) []string {
+	if len(list) > n {
+		return list[len(list)-n:]
+	}
+	return list
 }
 
 func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }

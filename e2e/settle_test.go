@@ -33,7 +33,7 @@ import (
 // on such a cluster fails on its own bounded wait for the wrong reason. So
 // before the specs go on, settle proves every link they use works again,
 // with what an ordinary DRA pod needs: the driver's devices published on
-// every node, then on every worker a pod whose claim kube-controller-manager
+// every node, then on every node a pod whose claim kube-controller-manager
 // makes from a template, kube-scheduler allocates, the kubelet and the
 // driver prepare and the pod runs; then the pods and claims are gone again
 // (kube-controller-manager deletes the claims), so no spec sees them.
@@ -81,9 +81,15 @@ func settle(ctx context.Context, after string) {
 		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
 	tmpl, err := b.CreateTemplate(ctx, b.Template())
 	framework.ExpectNoError(err)
-	for _, node := range workers(ctx) {
-		pod := builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node)
+	// Every node, the control plane too: the DaemonSet specs run pods there,
+	// and its kubelet reaches kube-apiserver on its own address, which the
+	// hold lets through, so it is the likeliest to be left in back-off.
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	for _, node := range nodes.Items {
+		pod := builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node.Name)
 		pod.Spec.AutomountServiceAccountToken = ptr.To(false) // no wait for kube-root-ca.crt
+		pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 		_, err := b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 	}
@@ -101,7 +107,7 @@ func settle(ctx context.Context, after string) {
 		sort.Strings(waiting)
 		return waiting, nil
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(),
-		"after %s, a pod with an ordinary claim runs on every worker (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
+		"after %s, a pod with an ordinary claim runs on every node (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
 
 	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {

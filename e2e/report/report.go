@@ -232,6 +232,41 @@ func (r Report) Summary() string {
 	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
 }
 
+// Failures is, for each failed spec and suite node, its name and the first
+// lines of why it failed, each line cut to width. It is printed next to the
+// summary because a CI log's tail is often all that is left of a run: the
+// report and the cluster's logs go with the machine.
+func (r Report) Failures(lines, width int) string {
+	var b strings.Builder
+	entry := func(name, why string) {
+		fmt.Fprintf(&b, "FAILED %s\n", name)
+		n := 0
+		for _, l := range strings.Split(why, "\n") {
+			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			if n == lines {
+				b.WriteString("    ...\n")
+				break
+			}
+			if len(l) > width {
+				l = l[:width] + "..."
+			}
+			fmt.Fprintf(&b, "    %s\n", l)
+			n++
+		}
+	}
+	for _, p := range r.Problems {
+		entry("suite node", p)
+	}
+	for _, s := range r.Specs {
+		if s.State == "failed" {
+			entry(s.Name, s.Reason)
+		}
+	}
+	return b.String()
+}
+
 // Selection says how many specs a filter left out, or "" when none.
 func (r Report) Selection() string {
 	if r.Totals.NotSelected == 0 {

@@ -64,6 +64,12 @@ func TestFromGinkgoCountsAndCarriesReasons(t *testing.T) {
 	if got := r.Summary(); got != "e2e: 1 passed, 2 failed, 1 skipped" {
 		t.Fatal(got)
 	}
+	wantFailures := "FAILED suite node\n    SynchronizedBeforeSuite: no docker\n" +
+		"FAILED Admin access scrapes\n    " + UndeclaredSkip + "the metric endpoint cannot be reached\n" +
+		"FAILED Admin access toggles\n    expected x, seen y\n"
+	if got := r.Failures(6, 200); got != wantFailures {
+		t.Fatalf("failures:\n%s\nwant:\n%s", got, wantFailures)
+	}
 	md := r.Markdown()
 	for _, want := range []string{"(1 specs not selected by the label filter or focus)", "declared (gate-switching): DRAAdminAccess is GA-locked"} {
 		if !strings.Contains(md, want) {
@@ -76,6 +82,15 @@ func TestFromGinkgoCountsAndCarriesReasons(t *testing.T) {
 // consults the release table; a direct ginkgo.Skip elsewhere would be a skip
 // nobody declared. The report catches one at run time too; this catches it
 // before any cluster is made.
+func TestFailuresAreCutToTheirFirstLines(t *testing.T) {
+	r := Report{Specs: []Spec{{Name: "waits", State: "failed",
+		Reason: "Timed out after 120s.\n\npod p should run\n  pod p is Pending: PodScheduled=False\nfourth"}}}
+	want := "FAILED waits\n    Timed out after 120s.\n    pod p should run\n    pod p is Pending: Pod...\n    ...\n"
+	if got := r.Failures(3, 21); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestSpecsSkipOnlyThroughTheReleaseTable(t *testing.T) {
 	files, err := specfiles.Read()
 	if err != nil {
