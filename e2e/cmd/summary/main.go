@@ -13,8 +13,8 @@ import (
 const usage = `usage: summary REPORT.json
 
 Prints the report's closing line ("e2e: N passed, N failed, N skipped"), the
-specs a filter left out and any skip the release table does not declare, and
-exits 1 when anything failed.
+specs a filter left out, any skip the release table does not declare and the
+first lines of each failure, and exits 1 when anything failed.
 `
 
 func main() {
@@ -37,6 +37,7 @@ func main() {
 	for _, name := range r.Undeclared() {
 		fmt.Println("e2e: undeclared skip (counted failed):", name)
 	}
+	fmt.Print(r.Failures(8, 300))
 	fmt.Println(r.Summary())
 	if r.Totals.Failed > 0 || len(r.Problems) > 0 {
 		os.Exit(1)
