@@ -72,7 +72,13 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	if upgrade {
 		pipeline = append(append(pipeline, control...), kubelets)
 	} else {
-		pipeline = append(append(pipeline, kubelets), control...)
+		// Coming down, kube-controller-manager and kube-scheduler ran
+		// through kube-apiserver's restart; started again once it serves,
+		// they carry no client back-off (see SetStaticPodGates).
+		again := action{"kube-controller-manager and kube-scheduler again", func(ctx context.Context) error {
+			return c.restartAfterAPIServer(ctx, cp, to)
+		}}
+		pipeline = append(append(append(pipeline, kubelets), control...), again)
 	}
 	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
@@ -116,6 +122,34 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 	return c.waitComponent(ctx, cp, comp, oldHash, "as "+image, true, func(p process) (bool, string) {
 		return p.Version == want, ""
 	})
+}
+
+// restartAfterAPIServer restarts kube-controller-manager and kube-scheduler
+// as their manifests stand and waits until each serves again, as a binary of
+// release to.
+func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, to release.Release) error {
+	comps := []profile.Component{profile.ControllerManager, profile.Scheduler}
+	manifests := map[profile.Component][]byte{}
+	hashes := map[profile.Component]string{}
+	for _, comp := range comps {
+		m, err := readFile(cp, manifestPath(comp))
+		if err != nil {
+			return err
+		}
+		manifests[comp], hashes[comp] = m, c.mirrorPodHash(ctx, cp, comp)
+	}
+	if err := c.replaceStaticPods(ctx, cp, manifests); err != nil {
+		return err
+	}
+	want := "Kubernetes " + to.GitVersion()
+	for _, comp := range comps {
+		if err := c.waitComponent(ctx, cp, comp, hashes[comp], "again", true, func(p process) (bool, string) {
+			return p.Version == want, ""
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // switchKubeletBinaries replaces the kubelet on every node, one node at a
