@@ -107,13 +107,9 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 				after[comp] = edited
 				continue
 			}
-			manifest, err := readFile(cp, manifestPath(comp))
+			manifest, current, err := staticPodGates(cp, comp)
 			if err != nil {
 				return took, err
-			}
-			current, err := nodeconfig.StaticPodGates(manifest)
-			if err != nil {
-				return took, fmt.Errorf("%s: %w", comp, err)
 			}
 			after[comp], want[comp] = manifest, c.inForce(current, true)
 		}
@@ -166,13 +162,9 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]bool) (map[profile.Component][]byte, error) {
 	updated := map[profile.Component][]byte{}
 	for comp, enable := range gates {
-		manifest, err := readFile(cp, manifestPath(comp))
+		manifest, current, err := staticPodGates(cp, comp)
 		if err != nil {
 			return nil, err
-		}
-		current, err := nodeconfig.StaticPodGates(manifest)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", comp, err)
 		}
 		if c.inForce(current, enable) {
 			continue
@@ -182,6 +174,19 @@ func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]
 		}
 	}
 	return updated, nil
+}
+
+// staticPodGates reads comp's manifest on cp and the feature gates it sets.
+func staticPodGates(cp nodes.Node, comp profile.Component) ([]byte, map[string]bool, error) {
+	manifest, err := readFile(cp, manifestPath(comp))
+	if err != nil {
+		return nil, nil, err
+	}
+	gates, err := nodeconfig.StaticPodGates(manifest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", comp, err)
+	}
+	return manifest, gates, nil
 }
 
 // inForce says whether a component with these feature gates runs the gate
