@@ -28,8 +28,9 @@ import (
 // kube-apiserver's mirror pod before it starts the new container, so a held
 // kubelet waited out its 30 s dial time-out before kube-apiserver could start
 // (measured: the move took 30 s longer). kube-controller-manager and
-// kube-scheduler on that node are therefore not held; a move restarts them
-// anyway when their gate changes, and settle (e2e) covers the rest.
+// kube-scheduler on that node are therefore not held; they are started again
+// once kube-apiserver serves (restartAfterAPIServer). The control-plane
+// kubelet stays unheld and may lag; settle (e2e) waits for it.
 
 // holdComment tags the rule, so that one left by an interrupted run is found
 // and removed by the next hold or lift.

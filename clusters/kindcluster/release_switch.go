@@ -73,10 +73,9 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		pipeline = append(append(pipeline, control...), kubelets)
 	} else {
 		// Coming down, kube-controller-manager and kube-scheduler ran
-		// through kube-apiserver's restart; started again once it serves,
-		// they carry no client back-off (see SetStaticPodGates).
+		// through kube-apiserver's restart: they start again after it.
 		again := action{"kube-controller-manager and kube-scheduler again", func(ctx context.Context) error {
-			return c.restartAfterAPIServer(ctx, cp, to)
+			return c.restartAfterAPIServer(ctx, cp, nil, c.waitVersion(ctx, cp, to, "again"))
 		}}
 		pipeline = append(append(append(pipeline, kubelets), control...), again)
 	}
@@ -114,42 +113,17 @@ func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp 
 	if err != nil {
 		return err
 	}
-	oldHash := c.mirrorPodHash(ctx, cp, comp)
-	if err := c.replaceStaticPods(ctx, cp, map[profile.Component][]byte{comp: updated}); err != nil {
-		return err
-	}
-	want := "Kubernetes " + to.GitVersion()
-	return c.waitComponent(ctx, cp, comp, oldHash, "as "+image, true, func(p process) (bool, string) {
-		return p.Version == want, ""
-	})
+	return c.restartStaticPods(ctx, cp, map[profile.Component][]byte{comp: updated}, c.waitVersion(ctx, cp, to, "as "+image))
 }
 
-// restartAfterAPIServer restarts kube-controller-manager and kube-scheduler
-// as their manifests stand and waits until each serves again, as a binary of
-// release to.
-func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, to release.Release) error {
-	comps := []profile.Component{profile.ControllerManager, profile.Scheduler}
-	manifests := map[profile.Component][]byte{}
-	hashes := map[profile.Component]string{}
-	for _, comp := range comps {
-		m, err := readFile(cp, manifestPath(comp))
-		if err != nil {
-			return err
-		}
-		manifests[comp], hashes[comp] = m, c.mirrorPodHash(ctx, cp, comp)
-	}
-	if err := c.replaceStaticPods(ctx, cp, manifests); err != nil {
-		return err
-	}
+// waitVersion waits until a component serves as a binary of release to.
+func (c *Cluster) waitVersion(ctx context.Context, cp nodes.Node, to release.Release, what string) waitFunc {
 	want := "Kubernetes " + to.GitVersion()
-	for _, comp := range comps {
-		if err := c.waitComponent(ctx, cp, comp, hashes[comp], "again", true, func(p process) (bool, string) {
+	return func(comp profile.Component, oldHash string, _ []byte) error {
+		return c.waitComponent(ctx, cp, comp, oldHash, what, true, func(p process) (bool, string) {
 			return p.Version == want, ""
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	return nil
 }
 
 // switchKubeletBinaries replaces the kubelet on every node, one node at a

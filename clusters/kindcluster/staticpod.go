@@ -181,6 +181,61 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	return nil
 }
 
+// waitFunc waits until comp, restarted from manifest (as given, before
+// replaceStaticPods stamps it), serves; oldHash is its mirror pod's config
+// hash before the restart.
+type waitFunc func(comp profile.Component, oldHash string, manifest []byte) error
+
+// restartStaticPods replaces the components' manifests together and then
+// waits for each, in profile.ControlPlane order.
+func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, wait waitFunc) error {
+	// Read before the restart, while kube-apiserver answers.
+	hashes := map[profile.Component]string{}
+	for comp := range manifests {
+		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
+	}
+	if err := c.replaceStaticPods(ctx, cp, manifests); err != nil {
+		return err
+	}
+	for _, comp := range profile.ControlPlane {
+		if m, ok := manifests[comp]; ok {
+			if err := wait(comp, hashes[comp], m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restartAfterAPIServer restarts kube-controller-manager and kube-scheduler
+// once a restarted kube-apiserver serves: each from its manifest in edited
+// or, where edited has none, as its manifest stands. Either one that ran
+// through kube-apiserver's restart (or started before it served) lost its
+// watches, and client-go retries them with a back-off that doubles up to
+// 30 s (with jitter, 60 s) and is forgotten only after two minutes without a
+// failure. Seen: a claim made 42 s and its pod scheduled 62 s after the pod
+// was created, after the second kube-apiserver restart within two minutes;
+// and after a release switch down (kube-apiserver last) the quota
+// controller's count of a deleted claim not released within a minute
+// (1.33). Started once kube-apiserver serves and authorizes, they have no
+// failure to back off from. Gate moves and the release switch down call it;
+// the switch up restarts them after kube-apiserver anyway.
+func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, edited map[profile.Component][]byte, wait waitFunc) error {
+	manifests := map[profile.Component][]byte{}
+	for _, comp := range []profile.Component{profile.ControllerManager, profile.Scheduler} {
+		if m, ok := edited[comp]; ok {
+			manifests[comp] = m
+			continue
+		}
+		m, err := readFile(cp, manifestPath(comp))
+		if err != nil {
+			return err
+		}
+		manifests[comp] = m
+	}
+	return c.restartStaticPods(ctx, cp, manifests, wait)
+}
+
 // podCgroupScript prints the pod cgroup folder of a component's running
 // process (cgroup v1: under the memory controller; v2: the unified tree),
 // or nothing when it does not run.

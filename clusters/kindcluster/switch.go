@@ -67,22 +67,11 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 }
 
 // SetStaticPodGates sets DRAAdminAccess in several control-plane components
-// at once: every manifest is replaced first and then all are waited for, so
-// the call costs the slowest restart, not the sum. The durations run from the
-// start to each restarted component's return.
-//
-// A move that restarts kube-apiserver restarts it alone first, and then
-// kube-controller-manager and kube-scheduler, whether their gate changes or
-// not. Either one that runs while kube-apiserver restarts (or starts before
-// it serves) lost its watches, and client-go retries them with a back-off
-// that doubles up to 30 s (with jitter, 60 s) and is forgotten only after two
-// minutes without a failure: a claim made 42 s and its pod scheduled 62 s
-// after the pod was created, after the second kube-apiserver restart within
-// two minutes; and after a release switch down (kube-apiserver last), the
-// quota controller's count of a deleted claim not released within a minute
-// (1.33). Started once kube-apiserver serves and
-// authorizes, they start with no failure to back off from, for a few
-// seconds more per move.
+// at once: the manifests are replaced together and then waited for, so the
+// call costs the slowest restart, not the sum; but kube-apiserver restarts
+// alone first, and kube-controller-manager and kube-scheduler follow it
+// (restartAfterAPIServer). The durations run from the start to each
+// restarted component's return.
 func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Component]bool) (map[profile.Component]time.Duration, error) {
 	cp, err := c.ControlPlane()
 	if err != nil {
@@ -94,48 +83,24 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	if err != nil || len(updated) == 0 {
 		return took, err
 	}
-	// The value each restarted component must run with.
-	want := map[profile.Component]bool{}
-	for comp := range updated {
-		want[comp] = gates[comp]
+	// Each component waits for the value its new manifest sets.
+	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
+		set, err := nodeconfig.StaticPodGates(manifest)
+		if err != nil {
+			return fmt.Errorf("%s: %w", comp, err)
+		}
+		err = c.waitGate(ctx, cp, comp, oldHash, c.effective(set))
+		took[comp] = time.Since(start)
+		return err
 	}
-	rounds := []map[profile.Component][]byte{updated}
-	if m, ok := updated[profile.APIServer]; ok {
-		after := map[profile.Component][]byte{}
-		for _, comp := range []profile.Component{profile.ControllerManager, profile.Scheduler} {
-			if edited, ok := updated[comp]; ok {
-				after[comp] = edited
-				continue
-			}
-			manifest, current, err := staticPodGates(cp, comp)
-			if err != nil {
-				return took, err
-			}
-			after[comp], want[comp] = manifest, c.inForce(current, true)
-		}
-		rounds = []map[profile.Component][]byte{{profile.APIServer: m}, after}
+	apiserver, ok := updated[profile.APIServer]
+	if !ok {
+		return took, c.restartStaticPods(ctx, cp, updated, wait)
 	}
-	for _, round := range rounds {
-		// The hashes are read before the restart, while kube-apiserver answers.
-		hashes := map[profile.Component]string{}
-		for comp := range round {
-			hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
-		}
-		if err := c.replaceStaticPods(ctx, cp, round); err != nil {
-			return took, err
-		}
-		for _, comp := range profile.ControlPlane {
-			if _, ok := round[comp]; !ok {
-				continue
-			}
-			err := c.waitGate(ctx, cp, comp, hashes[comp], want[comp])
-			took[comp] = time.Since(start)
-			if err != nil {
-				return took, err
-			}
-		}
+	if err := c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.APIServer: apiserver}, wait); err != nil {
+		return took, err
 	}
-	return took, nil
+	return took, c.restartAfterAPIServer(ctx, cp, updated, wait)
 }
 
 // WriteStaticPodGates restarts the components with the gate set and returns
@@ -162,11 +127,15 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]bool) (map[profile.Component][]byte, error) {
 	updated := map[profile.Component][]byte{}
 	for comp, enable := range gates {
-		manifest, current, err := staticPodGates(cp, comp)
+		manifest, err := readFile(cp, manifestPath(comp))
 		if err != nil {
 			return nil, err
 		}
-		if c.inForce(current, enable) {
+		current, err := nodeconfig.StaticPodGates(manifest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", comp, err)
+		}
+		if c.effective(current) == enable {
 			continue
 		}
 		if updated[comp], err = nodeconfig.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
@@ -176,27 +145,13 @@ func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]
 	return updated, nil
 }
 
-// staticPodGates reads comp's manifest on cp and the feature gates it sets.
-func staticPodGates(cp nodes.Node, comp profile.Component) ([]byte, map[string]bool, error) {
-	manifest, err := readFile(cp, manifestPath(comp))
-	if err != nil {
-		return nil, nil, err
+// effective is the value of the gate a component with these feature gates
+// runs (a flag that does not name it runs the release's default).
+func (c *Cluster) effective(gates map[string]bool) bool {
+	if v, ok := gates[release.Gate]; ok {
+		return v
 	}
-	gates, err := nodeconfig.StaticPodGates(manifest)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", comp, err)
-	}
-	return manifest, gates, nil
-}
-
-// inForce says whether a component with these feature gates runs the gate
-// at value enable.
-func (c *Cluster) inForce(gates map[string]bool, enable bool) bool {
-	v, ok := gates[release.Gate]
-	if !ok {
-		v = c.Release.GateDefault()
-	}
-	return v == enable
+	return c.Release.GateDefault()
 }
 
 // waitGate waits until comp serves with the gate flag set to enable.
@@ -255,7 +210,7 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 		if err != nil {
 			return restarted, fmt.Errorf("%s on %s: %w", path, n, err)
 		}
-		if c.inForce(current, enable) {
+		if c.effective(current) == enable {
 			continue
 		}
 		updated, err := nodeconfig.SetKubeletGate(cfg, release.Gate, enable)
