@@ -106,10 +106,7 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 			return err
 		}
 		if p.Status.Phase != corev1.PodRunning {
-			// Where it is and what the cluster said of it, so that a time-out
-			// names the component that did not act.
-			return fmt.Errorf("pod %s (node %q) is %s: %s; its last events: %v",
-				pod.Name, p.Spec.NodeName, p.Status.Phase, podConditions(p), lastOf(podEvents(ctx, p), 5))
+			return fmt.Errorf("pod %s (node %q) is %s: %s", pod.Name, p.Spec.NodeName, p.Status.Phase, podConditions(p))
 		}
 		got := map[string]map[string]string{}
 		for _, c := range p.Spec.Containers {
@@ -124,7 +121,11 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 		}
 		envs = got
 		return nil
-	}).WithTimeout(podStartTimeout).Should(gomega.Succeed(), "pod %s should run", pod.Name)
+	}).WithTimeout(podStartTimeout).Should(gomega.Succeed(), func() string {
+		// Read once, on failure: what the cluster said of the pod names the
+		// component that did not act.
+		return fmt.Sprintf("pod %s should run; its last events: %v", pod.Name, lastOf(podEvents(ctx, pod), 5))
+	})
 	return envs
 }
 
