@@ -135,7 +135,7 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 			claim, err := b.CreateClaim(ctx, b.Claim(builder.AllDevices()))
 			framework.ExpectNoError(err)
 			pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n.Name)
-			pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+			builder.ToleratingAllTaints(&pod.Spec)
 			pod, err = b.CreatePod(ctx, pod)
 			framework.ExpectNoError(err)
 			gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))

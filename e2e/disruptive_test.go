@@ -268,7 +268,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate) *appsv1.DaemonSet {
 	ginkgo.GinkgoHelper()
 	spec := b.PodSpec(builder.FromTemplate(tmpl))
-	spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	builder.ToleratingAllTaints(&spec)
 	labels := map[string]string{"app": name}
 	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -89,7 +89,7 @@ func settle(ctx context.Context, after string) {
 	for _, node := range nodes.Items {
 		pod := builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node.Name)
 		pod.Spec.AutomountServiceAccountToken = ptr.To(false) // no wait for kube-root-ca.crt
-		pod.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		builder.ToleratingAllTaints(&pod.Spec)
 		_, err := b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 	}

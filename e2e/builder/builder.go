@@ -201,6 +201,12 @@ func OnNode(pod *corev1.Pod, node string) *corev1.Pod {
 	return pod
 }
 
+// ToleratingAllTaints lets pods of spec run on any node, the control plane
+// (tainted NoSchedule by kubeadm) included: for pods meant for every node.
+func ToleratingAllTaints(spec *corev1.PodSpec) {
+	spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+}
+
 // CreateClaim writes a claim at the served API version.
 func (b *Builder) CreateClaim(ctx context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
 	return b.DRA.ResourceClaims(c.Namespace).Create(ctx, c, metav1.CreateOptions{})
