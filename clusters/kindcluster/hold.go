@@ -28,9 +28,8 @@ import (
 // kube-apiserver's mirror pod before it starts the new container, so a held
 // kubelet waited out its 30 s dial time-out before kube-apiserver could start
 // (measured: the move took 30 s longer). kube-controller-manager and
-// kube-scheduler on that node are therefore not held; they are started again
-// once kube-apiserver serves (restartAfterAPIServer). The control-plane
-// kubelet stays unheld and may lag; settle (e2e) waits for it.
+// kube-scheduler on that node are therefore not held; they, and that kubelet
+// first, are started again once kube-apiserver serves (restartAfterAPIServer).
 
 // holdComment tags the rule, so that one left by an interrupted run is found
 // and removed by the next hold or lift.

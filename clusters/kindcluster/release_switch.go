@@ -72,9 +72,10 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	if upgrade {
 		pipeline = append(append(pipeline, control...), kubelets)
 	} else {
-		// Coming down, kube-controller-manager and kube-scheduler ran
-		// through kube-apiserver's restart: they start again after it.
-		again := action{"kube-controller-manager and kube-scheduler again", func(ctx context.Context) error {
+		// Coming down, the control-plane kubelet, kube-controller-manager
+		// and kube-scheduler ran through kube-apiserver's restart: they
+		// start again after it.
+		again := action{"control-plane kubelet, kube-controller-manager and kube-scheduler again", func(ctx context.Context) error {
 			return c.restartAfterAPIServer(ctx, cp, nil, c.waitVersion(ctx, cp, to, "again"))
 		}}
 		pipeline = append(append(append(pipeline, kubelets), control...), again)

@@ -207,20 +207,28 @@ func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifest
 	return nil
 }
 
-// restartAfterAPIServer restarts kube-controller-manager and kube-scheduler
-// once a restarted kube-apiserver serves: each from its manifest in edited
-// or, where edited has none, as its manifest stands. Either one that ran
-// through kube-apiserver's restart (or started before it served) lost its
-// watches, and client-go retries them with a back-off that doubles up to
-// 30 s (with jitter, 60 s) and is forgotten only after two minutes without a
-// failure. Seen: a claim made 42 s and its pod scheduled 62 s after the pod
-// was created, after the second kube-apiserver restart within two minutes;
-// and after a release switch down (kube-apiserver last) the quota
-// controller's count of a deleted claim not released within a minute
-// (1.33). Started once kube-apiserver serves and authorizes, they have no
-// failure to back off from. Gate moves and the release switch down call it;
-// the switch up restarts them after kube-apiserver anyway.
+// restartAfterAPIServer restarts the control-plane node's kubelet, then
+// kube-controller-manager and kube-scheduler, once a restarted
+// kube-apiserver serves: the two components each from its manifest in
+// edited or, where edited has none, as its manifest stands. Each of these
+// clients ran through kube-apiserver's restart (or started before it
+// served) and lost its watches, and client-go retries them with a back-off
+// that doubles up to 30 s (with jitter, 60 s) and is forgotten only after
+// two minutes without a failure. Seen: a claim made 42 s and its pod
+// scheduled 62 s after the pod was created, after the second kube-apiserver
+// restart within two minutes; after a release switch down (kube-apiserver
+// last) the quota controller's count of a deleted claim not released within
+// a minute (1.33); and the two components' new mirror pods, which only that
+// kubelet publishes, 1:31 and 1:43 late (1.35, CI pre-check). Started once
+// kube-apiserver serves and authorizes, they have no failure to back off
+// from. The kubelet goes first: its restart leaves running containers alone,
+// and the components' restart then waits on a kubelet that answers at once.
+// Gate moves and the release switch down call it; the switch up restarts
+// the components after kube-apiserver anyway.
 func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, edited map[profile.Component][]byte, wait waitFunc) error {
+	if err := restartKubelet(ctx, cp, ""); err != nil {
+		return err
+	}
 	manifests := map[profile.Component][]byte{}
 	for _, comp := range []profile.Component{profile.ControllerManager, profile.Scheduler} {
 		if m, ok := edited[comp]; ok {
