@@ -10,10 +10,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
@@ -71,10 +73,39 @@ func run(name, nodeName, cdiDir string, devices int) error {
 		return err
 	}
 	defer helper.Stop()
-	if err := helper.PublishResources(ctx, d.Resources()); err != nil {
+	slices, err := publish(ctx, client, d, nodeName)
+	if err != nil {
 		return err
 	}
+	defer slices.Stop()
 	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "devices", devices, "preparedClaims", len(checkpoint.UIDs()))
 	<-ctx.Done()
 	return context.Cause(ctx)
+}
+
+// republishDelay is how soon the driver puts back its ResourceSlices after
+// someone deleted them.
+const republishDelay = time.Second
+
+// publish keeps the node's ResourceSlices as the driver describes them. It
+// runs the same controller as the helper's PublishResources, but with a
+// short sync delay: the kubelet deletes all of its node's ResourceSlices
+// whenever it starts, the suite restarts the control-plane kubelet after
+// every kube-apiserver restart, and the helper's controller puts them back
+// only 30 s after a deletion (resourceslice.DefaultSyncDelay), time every
+// spec after such a restart then spent waiting for devices.
+func publish(ctx context.Context, client kubernetes.Interface, d *driver.Driver, nodeName string) (*resourceslice.Controller, error) {
+	resources := d.Resources()
+	delay := republishDelay
+	return resourceslice.StartController(ctx, resourceslice.Options{
+		DriverName: d.Name,
+		KubeClient: client,
+		Owner:      &resourceslice.Owner{APIVersion: "v1", Kind: "Node", Name: nodeName},
+		Resources:  &resources,
+		SyncDelay:  &delay,
+		// Nothing a publishing error says is mended by stopping the driver.
+		ErrorHandler: func(ctx context.Context, err error, msg string) {
+			d.HandleError(ctx, fmt.Errorf("%w: %w", kubeletplugin.ErrRecoverable, err), msg)
+		},
+	})
 }
