@@ -20,7 +20,11 @@ import (
 // hold is lifted, without a failure to count. Existing connections are left
 // alone (only NEW ones are dropped), so the old process still closes its
 // watches cleanly. Held are the other nodes (their kubelets) and every pod
-// (the driver, through the Service address). Let through are the Docker
+// that dials this address. Not the kubernetes Service: kube-apiserver takes
+// its own address out of it from its shutdown until it serves again, and
+// kube-proxy refuses connections to a Service without endpoints at once, on
+// every node; so the suite points its driver at this address
+// (APIServerAddress). Let through are the Docker
 // network's gateway, through which the suite's own client reaches the
 // published port and checks that the new process serves and authorizes, and
 // the control-plane node itself (the loopback interface, which also carries

@@ -190,6 +190,25 @@ func (c *Cluster) ControlPlane() (nodes.Node, error) {
 	return nil, fmt.Errorf("cluster %s has no control-plane node", c.Name)
 }
 
+// APIServerAddress is where pods reach kube-apiserver on the control-plane
+// node's own address, which holdClients holds during a restart (the
+// kubernetes Service does not: see deploy.Options.APIServerHost). The
+// serving certificate kubeadm made names that address.
+func (c *Cluster) APIServerAddress() (host, port string, err error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return "", "", err
+	}
+	ipv4, _, err := cp.IP()
+	if err != nil {
+		return "", "", fmt.Errorf("the address of %s: %w", cp, err)
+	}
+	if ipv4 == "" {
+		return "", "", fmt.Errorf("%s has no IPv4 address", cp)
+	}
+	return ipv4, "6443", nil
+}
+
 // LoadImageArchive imports an image archive into containerd on the given
 // nodes, or on every node when none is given.
 func (c *Cluster) LoadImageArchive(archive string, onto ...nodes.Node) error {

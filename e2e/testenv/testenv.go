@@ -178,6 +178,11 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image load", t))
 	}
 	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
+	if c != nil {
+		if sh.Driver.APIServerHost, sh.Driver.APIServerPort, err = c.APIServerAddress(); err != nil {
+			return sh, err
+		}
+	}
 	if _, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{}); err == nil {
 		sh.DriverWasThere = true
 	}

@@ -37,6 +37,17 @@ type Options struct {
 	Devices    int
 	// DeviceClass is the class the suite's claims use.
 	DeviceClass string
+	// APIServerHost and APIServerPort, when set, are where the driver
+	// reaches kube-apiserver instead of the kubernetes Service. The suite
+	// sets them on the kind clusters it creates: a restarting kube-apiserver
+	// takes its own address out of that Service, from its shutdown until it
+	// serves again, and kube-proxy then refuses every connection to the
+	// Service at once, so the driver's watch failed over and over and backed
+	// off (its ResourceSlices came back up to 1:54 after the kubelet had
+	// deleted them). At the control-plane node's own address a connection
+	// waits for the new process instead (clusters/kindcluster/hold.go).
+	APIServerHost string
+	APIServerPort string
 }
 
 // Defaults fills what was left empty.

@@ -47,3 +47,25 @@ func TestDeviceClassSelectsTheDriverAtTheServedVersion(t *testing.T) {
 		t.Fatal(sel)
 	}
 }
+
+func TestDriverReachesKubeAPIServerWhereTold(t *testing.T) {
+	env := func(o Options) map[string]string {
+		objs, err := Objects(o.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, e := range objs[4].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Env {
+			out[e.Name] = e.Value
+		}
+		return out
+	}
+	got := env(Options{Image: "x", APIServerHost: "172.18.0.3", APIServerPort: "6443"})
+	if got["KUBERNETES_SERVICE_HOST"] != "172.18.0.3" || got["KUBERNETES_SERVICE_PORT"] != "6443" {
+		t.Fatalf("with an address the driver must be pointed at it: %v", got)
+	}
+	got = env(Options{Image: "x"})
+	if _, ok := got["KUBERNETES_SERVICE_HOST"]; ok {
+		t.Fatalf("without one it must keep the kubernetes Service: %v", got)
+	}
+}
