@@ -39,9 +39,14 @@ import (
 // and removed by the next hold or lift.
 const holdComment = "kep5018-e2e-apiserver-restart"
 
+// apiServerPort is where kube-apiserver listens on the control-plane node
+// (kubeadm's default): the port the hold holds, so also the one the suite
+// points its driver at (APIServerAddress) and checks for readiness.
+const apiServerPort = "6443"
+
 const holdScript = `gw=$(ip route | awk '/^default/ {print $3; exit}')
 [ -n "$gw" ] || { echo "no default route"; exit 1; }
-tag="-p tcp --dport 6443 -m comment --comment $1"
+tag="-p tcp --dport $3 -m comment --comment $1"
 for r in "-s $gw $tag -j ACCEPT" "-i lo $tag -j ACCEPT" "$tag -m conntrack --ctstate NEW -j DROP"; do
   while iptables -D INPUT $r 2>/dev/null; do :; done
 done
@@ -53,7 +58,7 @@ iptables -I INPUT -s $gw $tag -j ACCEPT`
 // holdClients makes new connections to kube-apiserver on cp wait until
 // liftHold.
 func holdClients(cp nodes.Node) error {
-	if out, err := run(cp, holdScript, holdComment, "hold"); err != nil {
+	if out, err := run(cp, holdScript, holdComment, "hold", apiServerPort); err != nil {
 		return fmt.Errorf("holding kube-apiserver's clients on %s: %w: %s", cp, err, out)
 	}
 	return nil
@@ -61,4 +66,4 @@ func holdClients(cp nodes.Node) error {
 
 // liftHold removes the hold (and any left by an interrupted run); removing
 // none is no error.
-func liftHold(cp nodes.Node) { run(cp, holdScript, holdComment, "lift") }
+func liftHold(cp nodes.Node) { run(cp, holdScript, holdComment, "lift", apiServerPort) }

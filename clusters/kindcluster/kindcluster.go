@@ -206,7 +206,7 @@ func (c *Cluster) APIServerAddress() (host, port string, err error) {
 	if ipv4 == "" {
 		return "", "", fmt.Errorf("%s has no IPv4 address", cp)
 	}
-	return ipv4, "6443", nil
+	return ipv4, apiServerPort, nil
 }
 
 // LoadImageArchive imports an image archive into containerd on the given

@@ -41,7 +41,7 @@ const pollInterval = 250 * time.Millisecond
 // healthURL is the endpoint, inside the control-plane node, where each
 // component says it serves; all allow anonymous reads (kubeadm's defaults).
 var healthURL = map[profile.Component]string{
-	profile.APIServer:         "https://127.0.0.1:6443/readyz",
+	profile.APIServer:         "https://127.0.0.1:" + apiServerPort + "/readyz",
 	profile.ControllerManager: "https://127.0.0.1:10257/healthz",
 	profile.Scheduler:         "https://127.0.0.1:10259/healthz",
 }
