@@ -224,7 +224,8 @@ func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifest
 // from. The kubelet goes first: its restart leaves running containers alone,
 // and the components' restart then waits on a kubelet that answers at once.
 // Gate moves and the release switch down call it; the switch up restarts
-// the components after kube-apiserver anyway.
+// the components after kube-apiserver anyway, and every kubelet in its
+// last step.
 func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, edited map[profile.Component][]byte, wait waitFunc) error {
 	if err := restartKubelet(ctx, cp, ""); err != nil {
 		return err
