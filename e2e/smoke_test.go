@@ -28,16 +28,21 @@ var _ = framework.Describe("The cluster under test", ginkgo.Label("smoke"), func
 		groups, err := env.Client.Discovery().ServerGroups()
 		framework.ExpectNoError(err)
 		var served []string
+		preferred := ""
 		for _, g := range groups.Groups {
 			if g.Name == "resource.k8s.io" {
 				for _, gv := range g.Versions {
 					served = append(served, gv.Version)
 				}
+				preferred = g.PreferredVersion.Version
 			}
 		}
 		for _, want := range env.Rel.Served {
 			gomega.Expect(served).To(gomega.ContainElement(want), "resource.k8s.io versions served")
 		}
+		// The quota spec's reading of this release rests on it: the quota
+		// controller watches claims at this version (ClaimQuotaMayMissDeletes).
+		gomega.Expect(preferred).To(gomega.Equal(env.Rel.PreferredVersion()), "resource.k8s.io version discovery prefers")
 	})
 
 	ginkgo.It("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", func(ctx context.Context) {

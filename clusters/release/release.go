@@ -64,8 +64,14 @@ type Release struct {
 	// patch may differ from Version, the patch the offline build pins.
 	Published string
 	// Served lists every resource.k8s.io version the cluster must serve with
-	// the suite's runtime-config (the suite picks the newest by discovery).
+	// the suite's runtime-config, oldest first; the last is the one discovery
+	// prefers (the suite picks the newest by discovery).
 	Served []string
+	// ClaimQuotaVersion is the resource.k8s.io version whose ResourceClaims
+	// kube-controller-manager's quota evaluator counts from its informer cache
+	// (resourceapi in pkg/quota/v1/evaluator/core/resource_claims.go): v1beta1
+	// in v1.33.13, v1 from v1.34.
+	ClaimQuotaVersion string
 	// RuntimeConfig is the apiserver --runtime-config the release needs for DRA.
 	RuntimeConfig map[string]string
 	// ExtraGates are switched on in every component (DRA itself is beta-off on 1.33).
@@ -135,36 +141,40 @@ var table = map[string]Release{
 		Minor: "1.33", Version: "1.33.13",
 		// kind v0.33.0 publishes no 1.33 image: the node image is always built.
 		// 1.33 serves no resource.k8s.io/v1; v1beta1 and v1beta2 are off by default.
-		Served:        []string{"v1beta1", "v1beta2"},
-		RuntimeConfig: map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
-		ExtraGates:    map[string]bool{"DynamicResourceAllocation": true},
-		GateState:     Alpha,
-		AdminLabel:    labelAlpha, StaleLabel: labelBeta,
+		Served:            []string{"v1beta1", "v1beta2"},
+		ClaimQuotaVersion: "v1beta1",
+		RuntimeConfig:     map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
+		ExtraGates:        map[string]bool{"DynamicResourceAllocation": true},
+		GateState:         Alpha,
+		AdminLabel:        labelAlpha, StaleLabel: labelBeta,
 		Metrics: metricsUnlabelled,
 	},
 	"1.34": {
 		Minor: "1.34", Version: "1.34.4",
-		Published:  "kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
-		Served:     []string{"v1"},
-		GateState:  Beta,
-		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		Published:         "kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
+		Served:            []string{"v1"},
+		ClaimQuotaVersion: "v1",
+		GateState:         Beta,
+		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		Metrics: metricsLabelled,
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",
-		Published:  "kindest/node:v1.35.8@sha256:07b2536e30b803ed61d1677a79df6115f798ce64c80f9e22f6ed45afd09323c0",
-		Served:     []string{"v1"},
-		GateState:  Beta,
-		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		Published:         "kindest/node:v1.35.8@sha256:07b2536e30b803ed61d1677a79df6115f798ce64c80f9e22f6ed45afd09323c0",
+		Served:            []string{"v1"},
+		ClaimQuotaVersion: "v1",
+		GateState:         Beta,
+		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		Metrics:             withSource(metricsLabelled),
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
-		Published:  "kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed",
-		Served:     []string{"v1"},
-		GateState:  GALocked,
-		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		Published:         "kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed",
+		Served:            []string{"v1"},
+		ClaimQuotaVersion: "v1",
+		GateState:         GALocked,
+		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
 		Metrics:             forgettingDeleted(withSource(metricsLabelled)),
@@ -175,10 +185,11 @@ var table = map[string]Release{
 	"1.37": {
 		Minor: "1.37", Version: "1.37.2",
 		// kind v0.33.0's default image (pkg/apis/config/defaults/image.go in its module).
-		Published:  "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
-		Served:     []string{"v1"},
-		GateState:  GALocked,
-		AdminLabel: labelBeta, StaleLabel: labelAlpha,
+		Published:         "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
+		Served:            []string{"v1"},
+		ClaimQuotaVersion: "v1",
+		GateState:         GALocked,
+		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
 		Metrics:             metricsDRA,
@@ -232,6 +243,22 @@ func (r Release) AtPatch(gitVersion string) (Release, error) {
 	}
 	r.Version = v
 	return r, nil
+}
+
+// PreferredVersion is the resource.k8s.io version discovery prefers.
+func (r Release) PreferredVersion() string { return r.Served[len(r.Served)-1] }
+
+// ClaimQuotaMayMissDeletes is true where kube-controller-manager's quota
+// controller can miss a ResourceClaim's deletion until its full resync (five
+// minutes by default). Its monitor watches claims at the version discovery
+// prefers (pkg/controller/resourcequota/resource_quota_monitor.go), its
+// evaluator counts them from the ClaimQuotaVersion cache; where the two differ
+// they are two informers, and a deletion the monitor sees first is recounted
+// from a cache that still holds the claim. Nothing recounts it after that.
+// Seen on v1.33.13 (v1beta2 watched, v1beta1 counted): a deleted claim stayed
+// counted after the 3rd of 15 create-and-delete rounds.
+func (r Release) ClaimQuotaMayMissDeletes() bool {
+	return r.PreferredVersion() != r.ClaimQuotaVersion
 }
 
 // GitVersion is the version string the binaries report, "v1.35.4".

@@ -173,3 +173,19 @@ func TestGetTakesAnyPatchOfASupportedMinor(t *testing.T) {
 		t.Fatal("a patch of an unsupported minor must be refused")
 	}
 }
+
+func TestOnly133CountsClaimQuotaFromAnotherVersionThanItWatches(t *testing.T) {
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		if r.ClaimQuotaVersion == "" {
+			t.Errorf("%s: no ClaimQuotaVersion", m)
+		}
+		if got, want := r.ClaimQuotaMayMissDeletes(), m == "1.33"; got != want {
+			t.Errorf("%s: ClaimQuotaMayMissDeletes = %t (prefers %s, counts %s), want %t", m, got, r.PreferredVersion(), r.ClaimQuotaVersion, want)
+		}
+	}
+	r, _ := Get("1.33")
+	if r.PreferredVersion() != "v1beta2" {
+		t.Errorf("1.33 prefers %s, want v1beta2 (what its discovery says with both betas on)", r.PreferredVersion())
+	}
+}
