@@ -341,6 +341,8 @@ func clock(d time.Duration) string {
 	if d < 0 {
 		return "-" + clock(-d)
 	}
+	// Round first: 6m59.96s must read 7:00.0, not 6:60.0.
+	d = d.Round(100 * time.Millisecond)
 	m := int(d / time.Minute)
 	sec := (d - time.Duration(m)*time.Minute).Seconds()
 	return fmt.Sprintf("%d:%04.1f", m, sec)

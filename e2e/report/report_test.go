@@ -165,3 +165,16 @@ func TestFromGinkgoBuildsTheTimeline(t *testing.T) {
 		t.Fatalf("report.md lacks the move's row:\n%s", md)
 	}
 }
+
+func TestClockCarriesRoundedSecondsIntoTheMinute(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		6*time.Minute + 59960*time.Millisecond: "7:00.0",
+		59940 * time.Millisecond:               "0:59.9",
+		12*time.Minute + 3*time.Second:         "12:03.0",
+		-1500 * time.Millisecond:               "-0:01.5",
+	} {
+		if got := clock(d); got != want {
+			t.Errorf("clock(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
