@@ -260,7 +260,7 @@ func Connect(sh Shared) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", sh.KubeconfigPath)
+	cfg, err := kindcluster.ClientConfig(sh.KubeconfigPath)
 	if err != nil {
 		return nil, err
 	}
