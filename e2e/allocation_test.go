@@ -246,28 +246,48 @@ func recountQuota(ctx context.Context, namespace, name string, n int) error {
 	return err
 }
 
-// expectStaysUnallocated watches a claim stay without allocation.
-func expectStaysUnallocated(ctx context.Context, b *builder.Builder, claimName, why string) {
+// expectStaysUnallocated watches claims stay without allocation, all in one
+// window (a claim allocated meanwhile fails the spec with why and its name).
+func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string, claimNames ...string) {
 	ginkgo.GinkgoHelper()
-	gomega.Consistently(ctx, func(ctx context.Context) (*resourceapi.AllocationResult, error) {
-		c, err := b.GetClaim(ctx, claimName)
-		if err != nil {
-			return nil, err
+	gomega.Consistently(ctx, func(ctx context.Context) (map[string]*resourceapi.AllocationResult, error) {
+		allocated := map[string]*resourceapi.AllocationResult{}
+		for _, name := range claimNames {
+			c, err := b.GetClaim(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if c.Status.Allocation != nil {
+				allocated[name] = c.Status.Allocation
+			}
 		}
-		return c.Status.Allocation, nil
-	}).WithTimeout(stableFor).Should(gomega.BeNil(), why)
+		return allocated, nil
+	}).WithTimeout(stableFor).Should(gomega.BeEmpty(), why)
 }
 
-// expectUnschedulable first waits for kube-scheduler's verdict on the pod
+// waitingPod is a pending pod and the claim it waits for.
+type waitingPod struct {
+	pod   *corev1.Pod
+	claim string
+}
+
+// expectUnschedulable first waits for kube-scheduler's verdict on each pod
 // (its DynamicResources plugin could not allocate the claim on any node) and
-// only then watches the claim stay unallocated: a claim the scheduler has not
-// looked at yet would stay unallocated for any reason.
-func expectUnschedulable(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, why string) {
+// only then watches the claims stay unallocated: a claim the scheduler has
+// not looked at yet would stay unallocated for any reason. The claims are
+// watched together, so that several cost one window.
+func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, waiting ...waitingPod) {
 	ginkgo.GinkgoHelper()
-	expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
-		"kube-scheduler's verdict on pod %s", pod.Name)
-	expectStaysUnallocated(ctx, b, claimName, why)
-	gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
+	var claims []string
+	for _, w := range waiting {
+		expectPodEvent(ctx, w.pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
+			"kube-scheduler's verdict on pod %s", w.pod.Name)
+		claims = append(claims, w.claim)
+	}
+	expectStaysUnallocated(ctx, b, why, claims...)
+	for _, w := range waiting {
+		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
+	}
 }
 
 // deletePod deletes a pod and waits until it is gone, so its claims are no

@@ -141,7 +141,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		refused := env.Rel.AdminAccessStatusFieldPath(0) + ": Forbidden: " + env.Rel.AdminAccessDenial()
 		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(refused),
 			"kube-scheduler's status update is authorized like any other")
-		expectStaysUnallocated(ctx, b, claim.Name, "the denied allocation must not be stored")
+		expectStaysUnallocated(ctx, b, "the denied allocation must not be stored", claim.Name)
 		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
 
 		ginkgo.By("the label is back: the waiting pod gets admin access, and the claim's whole life works again")

@@ -370,7 +370,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 		framework.ExpectNoError(err)
 		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
 		expectPodEvent(ctx, withClaim, allocateTimeout, failedScheduling(want))
-		expectStaysUnallocated(ctx, b, claim.Name, "a scheduler without the gate never allocates admin access")
+		expectStaysUnallocated(ctx, b, "a scheduler without the gate never allocates admin access", claim.Name)
 		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the claim made by hand exists")
 		for _, p := range []*corev1.Pod{fromTemplate, withClaim} {
 			gomega.Expect(snapshot(ctx, p).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", p.Name)
@@ -406,7 +406,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		gomega.Expect(observe.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
 		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
 		framework.ExpectNoError(err)
-		expectUnschedulable(ctx, b, pod, fresh.Name, fmt.Sprintf("as an ordinary claim it cannot have the device %s holds", holder.Name))
+		waiting := []waitingPod{{pod, fresh.Name}}
 
 		ginkgo.By("a new admin-access template loses the field the same way")
 		freshTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
@@ -422,8 +422,11 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 			claim, err := b.GetClaim(ctx, made)
 			framework.ExpectNoError(err)
 			gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeFalse(), "claim %s made from template %s is stored without adminAccess", made, tmpl.Name)
-			expectUnschedulable(ctx, b, p, made, fmt.Sprintf("claim %s from template %s cannot have the device %s holds", made, tmpl.Name, holder.Name))
+			waiting = append(waiting, waitingPod{p, made})
 		}
+
+		ginkgo.By("none of these ordinary claims gets the device in use, and their pods wait")
+		expectUnschedulable(ctx, b, fmt.Sprintf("as ordinary claims they cannot have the device %s holds", holder.Name), waiting...)
 
 		ginkgo.By("the objects made before keep the field, also through an update")
 		storedTmpl, err := b.DRA.ResourceClaimTemplates(existingTmpl.Namespace).Get(ctx, existingTmpl.Name, metav1.GetOptions{})

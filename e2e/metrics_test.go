@@ -327,7 +327,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field)", claim.Name)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		expectUnschedulable(ctx, b, pod, claim.Name, "no device matches")
+		expectUnschedulable(ctx, b, "no device matches", waitingPod{pod, claim.Name})
 		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
 			"%s{plugin=\"DynamicResources\"} counts the pod", name)
 		fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
