@@ -12,14 +12,18 @@ import (
 	"syscall"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	draclient "k8s.io/dynamic-resource-allocation/client"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/klog/v2"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
 	"github.com/kep5018/adminaccess-conformance/testdriver/driver"
+	"github.com/kep5018/adminaccess-conformance/testdriver/publish"
 	"github.com/kep5018/adminaccess-conformance/testdriver/state"
 )
 
@@ -73,28 +77,46 @@ func run(name, nodeName, cdiDir string, devices int) error {
 		return err
 	}
 	defer helper.Stop()
-	slices, err := publish(ctx, client, d, nodeName)
-	if err != nil {
+	dra := draclient.New(client)
+	keeper := &publish.Keeper{
+		Start: func(ctx context.Context) (publish.Controller, error) {
+			return startPublishing(ctx, client, d, nodeName)
+		},
+		Period: keeperPeriod,
+		Published: func(ctx context.Context) (int, error) {
+			list, err := dra.ResourceSlices().List(ctx, metav1.ListOptions{
+				FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", nodeName), fields.OneTermEqualSelector("spec.driver", name)).String(),
+			})
+			if err != nil {
+				return 0, err
+			}
+			return len(list.Items), nil
+		},
+	}
+	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "devices", devices, "preparedClaims", len(checkpoint.UIDs()))
+	if err := keeper.Run(ctx); err != nil {
 		return err
 	}
-	defer slices.Stop()
-	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "devices", devices, "preparedClaims", len(checkpoint.UIDs()))
-	<-ctx.Done()
 	return context.Cause(ctx)
 }
+
+// keeperPeriod is how often the driver asks whether its node's slices are
+// still published (see package publish): one small list per node.
+const keeperPeriod = 2 * time.Second
 
 // republishDelay is how soon the driver puts back its ResourceSlices after
 // someone deleted them.
 const republishDelay = time.Second
 
-// publish keeps the node's ResourceSlices as the driver describes them. It
-// runs the same controller as the helper's PublishResources, but with a
-// short sync delay: the kubelet deletes all of its node's ResourceSlices
-// whenever it starts, the suite restarts the control-plane kubelet after
-// every kube-apiserver restart, and the helper's controller puts them back
-// only 30 s after a deletion (resourceslice.DefaultSyncDelay), time every
-// spec after such a restart then spent waiting for devices.
-func publish(ctx context.Context, client kubernetes.Interface, d *driver.Driver, nodeName string) (*resourceslice.Controller, error) {
+// startPublishing starts the controller that keeps the node's ResourceSlices
+// as the driver describes them. It is the same controller as the helper's
+// PublishResources, but with a short sync delay: the kubelet deletes all of
+// its node's ResourceSlices whenever it starts, the suite restarts the
+// control-plane kubelet with every kube-apiserver restart, and the helper's
+// controller puts them back only 30 s after a deletion
+// (resourceslice.DefaultSyncDelay), time every spec after such a restart
+// then spent waiting for devices.
+func startPublishing(ctx context.Context, client kubernetes.Interface, d *driver.Driver, nodeName string) (*resourceslice.Controller, error) {
 	resources := d.Resources()
 	delay := republishDelay
 	return resourceslice.StartController(ctx, resourceslice.Options{
