@@ -32,8 +32,9 @@ import (
 // kube-apiserver's mirror pod before it starts the new container, so a held
 // kubelet waited out its 30 s dial time-out before kube-apiserver could start
 // (measured: the move took 30 s longer). kube-controller-manager and
-// kube-scheduler on that node are therefore not held; they, and that kubelet
-// first, are started again once kube-apiserver serves (restartAfterAPIServer).
+// kube-scheduler on that node are therefore not held; they stop with
+// kube-apiserver and start once it serves, after that kubelet has been
+// restarted (restartWithAPIServer).
 
 // holdComment tags the rule, so that one left by an interrupted run is found
 // and removed by the next hold or lift.

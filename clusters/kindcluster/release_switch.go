@@ -33,9 +33,9 @@ func (s Step) String() string {
 
 // SwitchRelease moves the control plane and every kubelet of the live cluster
 // to bits.Release in place, in the order the version skew policy allows: for
-// an upgrade the control plane first (kube-apiserver, then the controller
-// manager and scheduler), then the kubelets; for a downgrade the kubelets
-// first and the control plane in reverse. Each static pod keeps every flag
+// an upgrade the control plane first, then the kubelets; for a downgrade the
+// kubelets first. Either way kube-apiserver starts before the controller
+// manager and scheduler (see restartWithAPIServer). Each static pod keeps every flag
 // kubeadm gave it; only its image changes. etcd, CoreDNS and kube-proxy stay
 // as they are, as in a control-plane and kubelet upgrade. Running containers
 // are never restarted by the suite: a kubelet restart leaves them running.
@@ -53,32 +53,30 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		name string
 		run  func(context.Context) error
 	}
-	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error { return c.LoadImageArchive(bits.Archive(), cp) }}
-	var control []action
-	// kubeadm's order going up (nodesource.ControlPlane), the reverse coming down:
-	// kube-apiserver is never older than the components that talk to it.
-	order := slices.Clone(nodesource.ControlPlane)
-	if !upgrade {
-		slices.Reverse(order)
-	}
-	for _, comp := range order {
-		control = append(control, action{string(comp), func(ctx context.Context) error {
-			return c.switchComponentImage(ctx, cp, comp, bits.Images[comp], to)
-		}})
-	}
+	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error {
+		// Coming back down, the node still has the images it booted with.
+		if len(missingImages(cp, bits)) == 0 {
+			fmt.Fprintf(progress, "cluster %s: the %s images are on %s already\n", c.Name, to.Minor, cp)
+			return nil
+		}
+		if err := c.LoadImageArchive(bits.Archive(), cp); err != nil {
+			return err
+		}
+		if missing := missingImages(cp, bits); len(missing) > 0 {
+			return fmt.Errorf("images %v are not on %s after loading %s: the %s node image does not carry them", missing, cp, bits.Archive(), to.Minor)
+		}
+		return nil
+	}}
+	control := action{"control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", func(ctx context.Context) error {
+		return c.switchControlPlaneImages(ctx, cp, bits, progress)
+	}}
 	kubelets := action{"kubelets", func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
-
-	pipeline := []action{loadImages}
-	if upgrade {
-		pipeline = append(append(pipeline, control...), kubelets)
-	} else {
-		// Coming down, the control-plane kubelet, kube-controller-manager
-		// and kube-scheduler ran through kube-apiserver's restart: they
-		// start again after it.
-		again := action{"control-plane kubelet, kube-controller-manager and kube-scheduler again", func(ctx context.Context) error {
-			return c.restartAfterAPIServer(ctx, cp, nil, c.waitVersion(ctx, cp, to, "again"))
-		}}
-		pipeline = append(append(append(pipeline, kubelets), control...), again)
+	// The version skew policy: going up the control plane first, coming
+	// down the kubelets first; kube-apiserver is never older than the
+	// components that talk to it (restartWithAPIServer).
+	pipeline := []action{loadImages, control, kubelets}
+	if !upgrade {
+		pipeline = []action{loadImages, kubelets, control}
 	}
 	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
@@ -95,26 +93,67 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	return steps, nil
 }
 
-// switchComponentImage points one static pod at the target release's image
-// and waits until the component's binary is of the target release and serves.
-func (c *Cluster) switchComponentImage(ctx context.Context, cp nodes.Node, comp profile.Component, image string, to release.Release) error {
-	manifest, err := readFile(cp, manifestPath(comp))
+// switchControlPlaneImages points the static pods at the target release's
+// images (loaded by then) and waits until each component's binary is of the target release
+// and serves. kube-apiserver starts first, kube-controller-manager and
+// kube-scheduler once it serves (restartWithAPIServer). A component already
+// on its image (a restore after a switch that failed part-way) is not
+// edited.
+func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits, progress io.Writer) error {
+	to := bits.Release
+	manifests, err := readManifests(cp)
 	if err != nil {
 		return err
 	}
-	// ctr, not crictl: offline-built nodes carry only containerd's own client.
-	if err := cp.Command("sh", "-c", "ctr -n k8s.io images ls -q | grep -qxF '"+image+"'").Run(); err != nil {
-		return fmt.Errorf("image %s is not on %s: the %s node image does not carry it", image, cp, to.Minor)
+	edited := map[profile.Component][]byte{}
+	for _, comp := range nodesource.ControlPlane {
+		image := bits.Images[comp]
+		manifest := manifests[comp]
+		if strings.Contains(string(manifest), "image: "+image+"\n") {
+			continue
+		}
+		updated, err := nodeconfig.SetStaticPodImage(manifest, image)
+		if err != nil {
+			return err
+		}
+		edited[comp] = updated
 	}
-	if strings.Contains(string(manifest), "image: "+image+"\n") {
-		// Already in force (a restore after a switch that failed part-way).
-		return nil
-	}
-	updated, err := nodeconfig.SetStaticPodImage(manifest, image)
-	if err != nil {
+	start := time.Now()
+	waitVersion := c.waitVersion(ctx, cp, to, "as the "+to.Minor+" image")
+	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
+		err := waitVersion(comp, oldHash, manifest)
+		if err == nil {
+			fmt.Fprintf(progress, "cluster %s: %s serves as Kubernetes %s after %s\n", c.Name, comp, to.Version, time.Since(start).Round(100*time.Millisecond))
+		}
 		return err
 	}
-	return c.restartStaticPods(ctx, cp, map[profile.Component][]byte{comp: updated}, c.waitVersion(ctx, cp, to, "as "+image))
+	return c.restartEdited(ctx, cp, manifests, edited, wait)
+}
+
+// missingImages lists the control-plane images of bits that the node's
+// containerd does not have (all of them where it cannot be asked). ctr, not
+// crictl: offline-built nodes carry only containerd's own client.
+func missingImages(n nodes.Node, bits *nodesource.ReleaseBits) []string {
+	var want []string
+	for _, comp := range nodesource.ControlPlane {
+		want = append(want, bits.Images[comp])
+	}
+	have, err := run(n, "ctr -n k8s.io images ls -q")
+	if err != nil {
+		return want
+	}
+	return absent(want, strings.Fields(have))
+}
+
+// absent is what of want is not in have.
+func absent(want, have []string) []string {
+	var out []string
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // waitVersion waits until a component serves as a binary of release to.
@@ -129,6 +168,7 @@ func (c *Cluster) waitVersion(ctx context.Context, cp nodes.Node, to release.Rel
 
 // switchKubeletBinaries replaces the kubelet on every node, one node at a
 // time, and waits until each node reports the new version and is Ready.
+// (All nodes at once was slower on 2 cores: 16-18.5 s against 13.4 s.)
 func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *nodesource.ReleaseBits) error {
 	all, err := c.Nodes()
 	if err != nil {

@@ -3,7 +3,9 @@ package kindcluster
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +60,30 @@ func readFile(n nodes.Node, path string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// readManifests reads the control-plane components' manifests, in one
+// command on the node.
+func readManifests(cp nodes.Node) (map[profile.Component][]byte, error) {
+	var paths []string
+	for _, comp := range profile.ControlPlane {
+		paths = append(paths, manifestPath(comp))
+	}
+	out, err := run(cp, `for f; do base64 -w0 "$f" || exit 1; echo; done`, paths...)
+	if err != nil {
+		return nil, fmt.Errorf("reading %v on %s: %w: %s", paths, cp, err, out)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != len(paths) {
+		return nil, fmt.Errorf("reading %v on %s: %d files in the answer", paths, cp, len(lines))
+	}
+	manifests := map[profile.Component][]byte{}
+	for i, comp := range profile.ControlPlane {
+		if manifests[comp], err = base64.StdEncoding.DecodeString(lines[i]); err != nil {
+			return nil, fmt.Errorf("reading %s on %s: %w", paths[i], cp, err)
+		}
+	}
+	return manifests, nil
+}
+
 // writeFile replaces a file atomically: staged, then moved over it.
 func writeFile(n nodes.Node, path string, data []byte) error {
 	if err := stageFile(n, path, data); err != nil {
@@ -96,9 +122,51 @@ func run(n nodes.Node, script string, args ...string) (string, error) {
 // component that refuses its flags never comes up, and the GA lock spec wants
 // exactly that. Several components are replaced together, so that a move
 // costs one round of waiting, not one per component.
-func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (err error) {
-	var comps []profile.Component
+func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) error {
+	var names []string
+	for comp := range manifests {
+		names = append(names, string(comp))
+	}
+	// Read while the old processes run.
+	dirs, _ := run(cp, podCgroupsScript, names...)
+	cgroups := strings.Fields(dirs)
+	comps, err := c.stopStaticPods(ctx, cp, manifests)
+	if err != nil {
+		return err
+	}
+	// The kubelet removes a pod's cgroup as the last step of finishing it,
+	// after which a new static pod of the same name starts at once (before
+	// that, it waits out a 10-15 s back-off). A component that was not
+	// running (one refusing its flags, crash looping) has no cgroup to wait
+	// for; its new pod may then wait out the back-off, which is shorter than
+	// any other sign of the old pod's end (its folder has been seen to
+	// outlive it by 30 s). Bounded, and no error past it: the kubelet then
+	// still starts the new pods, only after its back-off. (A kubelet
+	// restart, as restartWithAPIServer does, avoids the back-off surely, but
+	// every kubelet start deletes the node's ResourceSlices; the suite
+	// restarts the kubelet only where a kube-apiserver restart needs it
+	// anyway.)
+	if len(cgroups) > 0 {
+		wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			left, err := run(cp, `for d; do [ ! -d "$d" ] || echo "$d"; done`, cgroups...)
+			return err == nil && left == "", nil
+		})
+	}
+	return startStaticPods(cp, comps)
+}
+
+// stopStaticPods stages each component's new manifest, takes its running
+// manifest out of the kubelet's folder and, once the old processes no
+// longer serve, ends them (what the kubelet does at the end of the grace
+// period anyway). It returns, in profile.ControlPlane order, the components
+// stopped; their new manifests wait, staged, for startStaticPods. Stopping kube-apiserver holds its clients
+// (see hold.go) until waitComponent sees the new one serve. Each step is
+// one command on the node for all the components: a command costs about
+// 0.2 s (docker exec), and one per component and step added 2 s to a move
+// of three.
+func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (comps []profile.Component, err error) {
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
+	var staged, park, names, urls []string
 	for _, comp := range profile.ControlPlane {
 		m, ok := manifests[comp]
 		if !ok {
@@ -107,28 +175,23 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 		comps = append(comps, comp)
 		stamped, err := nodeconfig.StampStaticPod(m, stamp)
 		if err != nil {
-			return fmt.Errorf("%s: %w", comp, err)
+			return nil, fmt.Errorf("%s: %w", comp, err)
 		}
-		// Staged first: an interrupted restart can be finished by hand
-		// (move the staged file into the folder) and never loses a manifest.
-		if err := stageFile(cp, manifestPath(comp), stamped); err != nil {
-			return err
-		}
+		staged = append(staged, stagingPath(manifestPath(comp)), base64.StdEncoding.EncodeToString(stamped))
+		park = append(park, manifestPath(comp), parkedPath(comp))
+		names = append(names, string(comp))
+		urls = append(urls, healthURL[comp])
 	}
-	// Each running component's pod cgroup: the kubelet removes it as the
-	// last step of finishing the pod, after which a new static pod of the
-	// same name starts at once (before that, it waits out a 10-15 s back-off).
-	cgroups := map[profile.Component]string{}
-	for _, comp := range comps {
-		if dir, err := run(cp, podCgroupScript, string(comp)); err == nil && dir != "" {
-			cgroups[comp] = dir
-		}
+	// Staged first: an interrupted restart can be finished by hand (move the
+	// staged file into the folder) and never loses a manifest.
+	if out, err := run(cp, stageScript, staged...); err != nil {
+		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", comps, cp, err, out)
 	}
 	if _, ok := manifests[profile.APIServer]; ok {
 		// Lifted by waitComponent once the new kube-apiserver serves and
 		// authorizes (see hold.go), or here if the restart fails.
 		if err := holdClients(cp); err != nil {
-			return err
+			return nil, err
 		}
 		defer func() {
 			if err != nil {
@@ -136,49 +199,54 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 			}
 		}()
 	}
-	for _, comp := range comps {
-		if _, err := run(cp, `[ ! -f "$1" ] || mv "$1" "$2"`, manifestPath(comp), parkedPath(comp)); err != nil {
-			return fmt.Errorf("taking %s's manifest out of the kubelet's folder on %s: %w", comp, cp, err)
-		}
+	if out, err := run(cp, parkScript, park...); err != nil {
+		return nil, fmt.Errorf("taking the manifests of %v out of the kubelet's folder on %s: %w: %s", comps, cp, err, out)
 	}
-	var serving []profile.Component
+	var serving string
 	stopped := func(ctx context.Context) (bool, error) {
-		serving = nil
-		for _, comp := range comps {
-			if _, err := run(cp, `curl -sk -o /dev/null --max-time 1 "$1"`, healthURL[comp]); err == nil {
-				serving = append(serving, comp)
-			}
-		}
-		return len(serving) == 0, nil
+		serving, _ = run(cp, `for u; do curl -sk -o /dev/null --max-time 1 "$u" && echo "$u"; done; true`, urls...)
+		return serving == "", nil
 	}
 	if err := wait.PollUntilContextTimeout(ctx, pollInterval, time.Minute, true, stopped); err != nil {
-		return fmt.Errorf("%v still serve a minute after their manifests were taken away: %w", serving, err)
+		return nil, fmt.Errorf("%q still serve a minute after their manifests were taken away: %w", serving, err)
 	}
 	// No longer serving: the rest of its grace period only drains.
-	for _, comp := range comps {
-		run(cp, `pkill -KILL -f "^$1 " || true`, string(comp))
+	run(cp, `for c; do pkill -KILL -f "^$c "; done; true`, names...)
+	return comps, nil
+}
+
+// The scripts of a restart, each run once for all the components it
+// names. stageScript writes each (path, base64 contents) pair of its
+// arguments; parkScript moves each (manifest, parked) pair's manifest, where
+// there is one; moveInScript moves each (staged, manifest, parked) triple's
+// staged file to the manifest and removes the parked one.
+const (
+	stageScript  = `while [ $# -gt 1 ]; do printf %s "$2" | base64 -d > "$1" || exit 1; shift 2; done`
+	parkScript   = `while [ $# -gt 1 ]; do [ ! -f "$1" ] || mv "$1" "$2" || exit 1; shift 2; done`
+	moveInScript = `while [ $# -gt 2 ]; do mv "$1" "$2" && rm -f "$3" || exit 1; shift 3; done`
+)
+
+// startStaticPods moves the components' staged manifests into the kubelet's
+// folder, which starts them.
+func startStaticPods(cp nodes.Node, comps []profile.Component) error {
+	if len(comps) == 0 {
+		return nil
 	}
-	// A component that was not running (one refusing its flags, crash
-	// looping) has no cgroup to wait for; its new pod may then wait out the
-	// kubelet's back-off, which is shorter than any other sign of the old
-	// pod's end (its folder has been seen to outlive it by 30 s).
-	cleanedUp := func(ctx context.Context) (bool, error) {
-		for _, dir := range cgroups {
-			if _, err := run(cp, `[ -d "$1" ]`, dir); err == nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	}
-	// Bounded, and no error past it: the kubelet then still starts the new
-	// pods, only after its back-off.
-	wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, cleanedUp)
-	for _, comp := range comps {
-		if _, err := run(cp, `mv "$1" "$2" && rm -f "$3"`, stagingPath(manifestPath(comp)), manifestPath(comp), parkedPath(comp)); err != nil {
-			return fmt.Errorf("putting %s's new manifest into the kubelet's folder on %s: %w", comp, cp, err)
-		}
+	script, args := startScript(comps)
+	if out, err := run(cp, script, args...); err != nil {
+		return fmt.Errorf("putting the new manifests of %v into the kubelet's folder on %s: %w: %s", comps, cp, err, out)
 	}
 	return nil
+}
+
+// startScript is the command, and its arguments, that moves comps' staged
+// manifests into the kubelet's folder.
+func startScript(comps []profile.Component) (string, []string) {
+	var args []string
+	for _, comp := range comps {
+		args = append(args, stagingPath(manifestPath(comp)), manifestPath(comp), parkedPath(comp))
+	}
+	return moveInScript, args
 }
 
 // waitFunc waits until comp, restarted from manifest (as given, before
@@ -189,14 +257,26 @@ type waitFunc func(comp profile.Component, oldHash string, manifest []byte) erro
 // restartStaticPods replaces the components' manifests together and then
 // waits for each, in profile.ControlPlane order.
 func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, wait waitFunc) error {
-	// Read before the restart, while kube-apiserver answers.
+	hashes := c.mirrorPodHashes(ctx, cp, manifests)
+	if err := c.replaceStaticPods(ctx, cp, manifests); err != nil {
+		return err
+	}
+	return waitAll(manifests, hashes, wait)
+}
+
+// mirrorPodHashes reads each component's mirror pod's config hash: before a
+// restart, while kube-apiserver answers.
+func (c *Cluster) mirrorPodHashes(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) map[profile.Component]string {
 	hashes := map[profile.Component]string{}
 	for comp := range manifests {
 		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
 	}
-	if err := c.replaceStaticPods(ctx, cp, manifests); err != nil {
-		return err
-	}
+	return hashes
+}
+
+// waitAll waits for each component of manifests, in profile.ControlPlane
+// order.
+func waitAll(manifests map[profile.Component][]byte, hashes map[profile.Component]string, wait waitFunc) error {
 	for _, comp := range profile.ControlPlane {
 		if m, ok := manifests[comp]; ok {
 			if err := wait(comp, hashes[comp], m); err != nil {
@@ -207,51 +287,112 @@ func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifest
 	return nil
 }
 
-// restartAfterAPIServer restarts the control-plane node's kubelet, then
-// kube-controller-manager and kube-scheduler, once a restarted
-// kube-apiserver serves: the two components each from its manifest in
-// edited or, where edited has none, as its manifest stands. Each of these
-// clients ran through kube-apiserver's restart (or started before it
-// served) and lost its watches, and client-go retries them with a back-off
-// that doubles up to 30 s (with jitter, 60 s) and is forgotten only after
-// two minutes without a failure. Seen: a claim made 42 s and its pod
-// scheduled 62 s after the pod was created, after the second kube-apiserver
-// restart within two minutes; after a release switch down (kube-apiserver
-// last) the quota controller's count of a deleted claim not released within
-// a minute (1.33); and the two components' new mirror pods, which only that
-// kubelet publishes, 1:31 and 1:43 late (1.35, CI pre-check). Started once
-// kube-apiserver serves and authorizes, they have no failure to back off
-// from. The kubelet goes first: its restart leaves running containers alone,
-// and the components' restart then waits on a kubelet that answers at once.
-// Gate moves and the release switch down call it; the switch up restarts
-// the components after kube-apiserver anyway, and every kubelet in its
-// last step.
-func (c *Cluster) restartAfterAPIServer(ctx context.Context, cp nodes.Node, edited map[profile.Component][]byte, wait waitFunc) error {
-	if err := restartKubelet(ctx, cp, ""); err != nil {
-		return err
+// restartEdited restarts the components that edited gives a new manifest
+// and waits for them; current holds every component's manifest as it
+// stands. Where kube-apiserver is among them, restartWithAPIServer restarts
+// the other two after it as well.
+func (c *Cluster) restartEdited(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
+	switch _, apiserver := edited[profile.APIServer]; {
+	case apiserver:
+		return c.restartWithAPIServer(ctx, cp, current, edited, wait)
+	case len(edited) > 0:
+		return c.restartStaticPods(ctx, cp, edited, wait)
 	}
-	manifests := map[profile.Component][]byte{}
-	for _, comp := range []profile.Component{profile.ControllerManager, profile.Scheduler} {
-		if m, ok := edited[comp]; ok {
-			manifests[comp] = m
-			continue
-		}
-		m, err := readFile(cp, manifestPath(comp))
-		if err != nil {
-			return err
-		}
-		manifests[comp] = m
-	}
-	return c.restartStaticPods(ctx, cp, manifests, wait)
+	return nil
 }
 
-// podCgroupScript prints the pod cgroup folder of a component's running
-// process (cgroup v1: under the memory controller; v2: the unified tree),
-// or nothing when it does not run.
-const podCgroupScript = `pid=$(pgrep -o -f "^$1 ") || exit 0
+// restartWithAPIServer restarts kube-apiserver and, after it,
+// kube-controller-manager and kube-scheduler: each from its manifest in
+// edited or, where edited has none, in current (as it stands).
+//
+// Why after it: each of these clients would run through kube-apiserver's
+// restart and lose its watches, and client-go retries them with a back-off
+// that doubles up to 30 s (with jitter, 60 s) and is forgotten only after two
+// minutes without a failure. Seen: a claim made 42 s and its pod scheduled
+// 62 s after the pod was created, after the second kube-apiserver restart
+// within two minutes; after a release switch down the quota controller's
+// count of a deleted claim not released within a minute (1.33); and the two
+// components' new mirror pods, which only the control-plane kubelet
+// publishes, 1:31 and 1:43 late (1.35, CI pre-check). Started once
+// kube-apiserver serves and authorizes, they have no failure to back off
+// from. So all three stop together (the two can do nothing while
+// kube-apiserver is away), kube-apiserver starts, and once it serves the
+// two start (a kubelet restart leaves running containers alone, and a new
+// kubelet has no back-off either): a move pays one stop, not two. Measured
+// on 1.35: 19-20 s, and 31.8 s with the kubelet's back-off, when the two
+// were restarted only after kube-apiserver served; 16-19 s now.
+//
+// For a release switch this is also the version skew policy's order both
+// ways: no kube-controller-manager or kube-scheduler ever runs against an
+// older kube-apiserver. If kube-apiserver does not come back, the two are
+// started all the same, on the manifests they were given.
+func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
+	all := maps.Clone(current)
+	maps.Copy(all, edited)
+	hashes := c.mirrorPodHashes(ctx, cp, all)
+	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
+		return err
+	}
+	others := maps.Clone(all)
+	delete(others, profile.APIServer)
+	rest := []profile.Component{profile.ControllerManager, profile.Scheduler}
+	// Each start is a kubelet restart with the manifests put in while it is
+	// stopped. A new kubelet never knew the old pods, so it starts the new
+	// ones at once: the kubelet that ran them starts a static pod whose
+	// predecessor of the same name it has not finished yet only after a
+	// 10-15 s back-off, which waiting for the old pod's cgroup to go did not
+	// always avoid with three pods stopped at once (one move in four took
+	// 15 s longer). The second restart also gives the kubelet watches that
+	// started after kube-apiserver served.
+	if err := c.startWithKubeletRestart(ctx, cp, []profile.Component{profile.APIServer}); err != nil {
+		liftHold(cp)
+		startStaticPods(cp, rest)
+		return err
+	}
+	if err := wait(profile.APIServer, hashes[profile.APIServer], all[profile.APIServer]); err != nil {
+		startStaticPods(cp, rest)
+		return err
+	}
+	// The old mirror pods go before the kubelet starts: it then publishes
+	// the new ones at its first sync. Left to it, it replaced them only at
+	// a later sync, up to 10 s after the component served (one move in
+	// four took 7 s longer).
+	c.deleteMirrorPods(ctx, cp, rest, hashes)
+	if err := c.startWithKubeletRestart(ctx, cp, rest); err != nil {
+		startStaticPods(cp, rest)
+		return err
+	}
+	return waitAll(others, hashes, wait)
+}
+
+// deleteMirrorPods deletes the mirror pods of comps whose config hash is
+// still the one read before the restart (a pod the kubelet has replaced
+// meanwhile stays).
+func (c *Cluster) deleteMirrorPods(ctx context.Context, cp nodes.Node, comps []profile.Component, hashes map[profile.Component]string) {
+	for _, comp := range comps {
+		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
+		if err == nil && pod.Annotations[configHash] == hashes[comp] {
+			c.deleteStaleMirrorPod(ctx, pod)
+		}
+	}
+}
+
+// startWithKubeletRestart restarts the control-plane node's kubelet with
+// comps' staged manifests moved into its folder while it is stopped.
+func (c *Cluster) startWithKubeletRestart(ctx context.Context, cp nodes.Node, comps []profile.Component) error {
+	script, args := startScript(comps)
+	return restartKubelet(ctx, cp, "systemctl stop kubelet && { "+script+"; }", args...)
+}
+
+// podCgroupsScript prints the pod cgroup folder of each named component's
+// running process (cgroup v1: under the memory controller; v2: the unified
+// tree), one a line; nothing for one that does not run.
+const podCgroupsScript = `for c; do
+pid=$(pgrep -o -f "^$c ") || continue
 p=$(sed -n 's/^[0-9]*:memory://p' /proc/$pid/cgroup); root=/sys/fs/cgroup/memory
 if [ -z "$p" ]; then p=$(sed -n 's/^0:://p' /proc/$pid/cgroup); root=/sys/fs/cgroup; fi
-[ -n "$p" ] && echo "$root$(dirname "$p")"`
+[ -n "$p" ] && echo "$root$(dirname "$p")"
+done; true`
 
 func parkedPath(comp profile.Component) string { return "/etc/kubernetes/." + string(comp) + ".parked" }
 

@@ -1,6 +1,11 @@
 package kindcluster
 
 import (
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,5 +31,64 @@ func TestTakenBeforeReleasesOnlyAnOlderProcesssLease(t *testing.T) {
 		if got := takenBefore(tc.lease, start); got != tc.want {
 			t.Errorf("%s: takenBefore = %t, want %t", name, got, tc.want)
 		}
+	}
+}
+
+// The node scripts of a restart, run here by sh on temporary paths: staging
+// writes each manifest byte for byte beside the folder, parking takes the
+// running one out, starting moves the staged one in and drops the parked.
+func TestStageParkAndStartMoveEachManifestWhereItBelongs(t *testing.T) {
+	dir := t.TempDir()
+	sh := func(script string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command("sh", append([]string{"-c", script, "sh"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v: %s", script, err, out)
+		}
+		return string(out)
+	}
+	path := func(name string) string { return filepath.Join(dir, name) }
+	manifests := map[string]string{"a": "kind: Pod\nname: a\n", "b": "kind: Pod\nname: 'b b'\n\n"}
+	var staged, park, start []string
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(path(name+".yaml"), []byte("old "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		staged = append(staged, path(name+".new"), base64.StdEncoding.EncodeToString([]byte(manifests[name])))
+		park = append(park, path(name+".yaml"), path(name+".parked"))
+		start = append(start, path(name+".new"), path(name+".yaml"), path(name+".parked"))
+	}
+	sh(stageScript, staged...)
+	sh(parkScript, park...)
+	for _, name := range []string{"a", "b"} {
+		if _, err := os.Stat(path(name + ".yaml")); !os.IsNotExist(err) {
+			t.Errorf("%s.yaml is still in the folder after parking (%v)", name, err)
+		}
+	}
+	sh(moveInScript, start...)
+	for name, want := range manifests {
+		got, err := os.ReadFile(path(name + ".yaml"))
+		if err != nil || string(got) != want {
+			t.Errorf("%s.yaml = %q (%v), want %q", name, got, err, want)
+		}
+		for _, gone := range []string{".new", ".parked"} {
+			if _, err := os.Stat(path(name + gone)); !os.IsNotExist(err) {
+				t.Errorf("%s%s is left behind (%v)", name, gone, err)
+			}
+		}
+	}
+	// Parking a component without a manifest (one that crashed out) is no error.
+	sh(parkScript, path("none.yaml"), path("none.parked"))
+}
+
+func TestAbsentListsWhatTheNodeLacksInOrder(t *testing.T) {
+	have := []string{"registry.k8s.io/kube-apiserver:v1.35.4", "registry.k8s.io/pause:3.10", "registry.k8s.io/kube-scheduler:v1.35.4"}
+	want := []string{"registry.k8s.io/kube-apiserver:v1.35.4", "registry.k8s.io/kube-controller-manager:v1.35.4", "registry.k8s.io/kube-scheduler:v1.35.4", "registry.k8s.io/kube-proxy:v1.35.4"}
+	got := absent(want, have)
+	if !slices.Equal(got, []string{"registry.k8s.io/kube-controller-manager:v1.35.4", "registry.k8s.io/kube-proxy:v1.35.4"}) {
+		t.Errorf("absent = %v", got)
+	}
+	if got := absent(want[:1], have); len(got) != 0 {
+		t.Errorf("an image the node has is reported absent: %v", got)
 	}
 }

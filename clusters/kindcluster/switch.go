@@ -68,9 +68,9 @@ func (c *Cluster) MoveTo(ctx context.Context, to profile.Profile) (map[profile.C
 
 // SetStaticPodGates sets DRAAdminAccess in several control-plane components
 // at once: the manifests are replaced together and then waited for, so the
-// call costs the slowest restart, not the sum; but kube-apiserver restarts
-// alone first, and kube-controller-manager and kube-scheduler follow it
-// (restartAfterAPIServer). The durations run from the start to each
+// call costs the slowest restart, not the sum; but where kube-apiserver
+// restarts, kube-controller-manager and kube-scheduler start only once it
+// serves (restartWithAPIServer). The durations run from the start to each
 // restarted component's return.
 func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Component]bool) (map[profile.Component]time.Duration, error) {
 	cp, err := c.ControlPlane()
@@ -79,7 +79,11 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	}
 	start := time.Now()
 	took := map[profile.Component]time.Duration{}
-	updated, err := c.staticPodGateEdits(cp, gates)
+	current, err := readManifests(cp)
+	if err != nil {
+		return took, err
+	}
+	updated, err := c.staticPodGateEdits(current, gates)
 	if err != nil || len(updated) == 0 {
 		return took, err
 	}
@@ -93,14 +97,7 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 		took[comp] = time.Since(start)
 		return err
 	}
-	apiserver, ok := updated[profile.APIServer]
-	if !ok {
-		return took, c.restartStaticPods(ctx, cp, updated, wait)
-	}
-	if err := c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.APIServer: apiserver}, wait); err != nil {
-		return took, err
-	}
-	return took, c.restartAfterAPIServer(ctx, cp, updated, wait)
+	return took, c.restartEdited(ctx, cp, current, updated, wait)
 }
 
 // WriteStaticPodGates restarts the components with the gate set and returns
@@ -110,7 +107,11 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil {
 		return err
 	}
-	updated, err := c.staticPodGateEdits(cp, gates)
+	current, err := readManifests(cp)
+	if err != nil {
+		return err
+	}
+	updated, err := c.staticPodGateEdits(current, gates)
 	if err != nil || len(updated) == 0 {
 		return err
 	}
@@ -122,15 +123,12 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 }
 
 // staticPodGateEdits returns the new manifest of every component whose
-// manifest does not already run the wanted value (a flag that does not name
-// the gate runs the release's default).
-func (c *Cluster) staticPodGateEdits(cp nodes.Node, gates map[profile.Component]bool) (map[profile.Component][]byte, error) {
+// manifest (in manifests, as they stand) does not already run the wanted
+// value (a flag that does not name the gate runs the release's default).
+func (c *Cluster) staticPodGateEdits(manifests map[profile.Component][]byte, gates map[profile.Component]bool) (map[profile.Component][]byte, error) {
 	updated := map[profile.Component][]byte{}
 	for comp, enable := range gates {
-		manifest, err := readFile(cp, manifestPath(comp))
-		if err != nil {
-			return nil, err
-		}
+		manifest := manifests[comp]
 		current, err := nodeconfig.StaticPodGates(manifest)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", comp, err)
@@ -232,16 +230,16 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 }
 
 // restartKubelet restarts the kubelet on n (running `before` first, when
-// given, in the same shell) and waits until a new kubelet process answers on
-// its healthz port: a node's Ready condition alone would still show the old
-// kubelet's last report.
-func restartKubelet(ctx context.Context, n nodes.Node, before string) error {
+// given, in the same shell, with args) and waits until a new kubelet process
+// answers on its healthz port: a node's Ready condition alone would still
+// show the old kubelet's last report.
+func restartKubelet(ctx context.Context, n nodes.Node, before string, args ...string) error {
 	old, _ := run(n, "systemctl show -p MainPID --value kubelet")
 	script := "systemctl restart kubelet"
 	if before != "" {
 		script = before + " && " + script
 	}
-	if out, err := run(n, script); err != nil {
+	if out, err := run(n, script, args...); err != nil {
 		return fmt.Errorf("restarting the kubelet on %s: %w: %s", n, err, out)
 	}
 	var seen string
