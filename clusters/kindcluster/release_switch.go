@@ -78,7 +78,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	if !upgrade {
 		pipeline = []action{loadImages, kubelets, control}
 	}
-	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
+	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits, progress) }})
 	var steps []Step
 	for _, a := range pipeline {
 		start := time.Now()
@@ -247,12 +247,20 @@ const settledFor = 10
 // config hash can change between releases), and a kube-apiserver that has just
 // started has been seen to refuse cluster-admin for a moment (403) while its
 // authorizer catches up: specs must not take either for a broken workload.
-func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {
-	var seen string
+func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits, progress io.Writer) error {
+	var seen, last string
 	good := 0
+	start := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
-		seen = c.controlPlaneState(ctx, cp, bits)
-		if seen != "" {
+		now := c.controlPlaneState(ctx, cp, bits)
+		// Each break is said with when it was seen: whether the new kubelets
+		// recreate the static pods, and when, is what this window is for.
+		if now != "" && now != last {
+			fmt.Fprintf(progress, "cluster %s: settling, +%s: %s\n", c.Name, time.Since(start).Round(100*time.Millisecond), now)
+		}
+		last = now
+		if now != "" {
+			seen = now
 			good = 0
 			return false, nil
 		}

@@ -2,8 +2,9 @@
 // kindest/node image where it can be pulled, otherwise one built here from Go
 // modules and Debian packages with nothing pulled from any registry.
 //
-// The build is a pipeline of named steps (rootfs, kubernetes, containerd, etcd,
-// coredns, own binaries, images, stage, assemble). Its result is tagged by a
+// The build is a pipeline of named steps (kubernetes, containerd, etcd,
+// coredns, own binaries, images, stage, assemble); the root filesystem is
+// debootstrapped beside the Go builds and waited for before the images. Its result is tagged by a
 // hash of the recipe, so asking again for an image that exists takes seconds.
 package nodeimage
 
@@ -217,11 +218,24 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	imagesDir := filepath.Join(b.Out, "images", rec.Release.Version)
 	stageDir := filepath.Join(b.Out, "stage", rec.Release.Version)
 
+	// debootstrap mostly waits on the Debian mirror and on dpkg, the Go builds
+	// on the CPU: the root filesystem is made beside them (measured cold:
+	// 1m24s that the builds no longer wait for), with a log of its own so that
+	// neither log interleaves, and is waited for by the first step that
+	// reads it.
+	rootfsCtx, stopRootfs := context.WithCancel(ctx)
+	rootfsDone := make(chan struct{})
+	var rootfsErr error
+	defer func() { stopRootfs(); <-rootfsDone }()
+	go func() {
+		defer close(rootfsDone)
+		rootfsErr = b.buildRootfsBeside(rootfsCtx, filepath.Join(b.Out, "build-rootfs.log"), &rootfsDir, &rootfsTar)
+	}()
+
 	steps := []struct {
 		name string
 		run  func() error
 	}{
-		{"rootfs", func() (err error) { rootfsDir, rootfsTar, err = b.buildRootfs(ctx); return }},
 		{"kubernetes", func() error {
 			dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
 			if err != nil {
@@ -243,6 +257,7 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 			}
 			return b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.capshim, "./clusters/cmd/runc-capshim")
 		}},
+		{"rootfs wait", func() error { <-rootfsDone; return rootfsErr }},
 		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},
 		{"stage", func() error { return b.stage(rec, bins, imagesDir, stageDir) }},
 		{"assemble", func() error { return b.assemble(ctx, rec, rootfsTar, stageDir, tag) }},
@@ -257,6 +272,24 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	}
 	os.RemoveAll(stageDir)
 	fmt.Fprintf(b.Progress, "node-image: %s built in %s\n", tag, since(start))
+	return nil
+}
+
+// buildRootfsBeside builds the root filesystem with its own log, for a
+// build that runs it beside the Go builds.
+func (b *Builder) buildRootfsBeside(ctx context.Context, logPath string, dir, tarball *string) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rb := *b
+	rb.log = f
+	t := time.Now()
+	if *dir, *tarball, err = rb.buildRootfs(ctx); err != nil {
+		return fmt.Errorf("root filesystem: %w (see %s)", err, logPath)
+	}
+	fmt.Fprintf(b.Progress, "node-image: %-12s done in %s (beside the Go builds)\n", "rootfs", since(t))
 	return nil
 }
 
