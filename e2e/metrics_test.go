@@ -327,7 +327,10 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field)", claim.Name)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		expectUnschedulable(ctx, b, "no device matches", waitingPod{pod, claim.Name})
+		// The verdict, and no window on the claim: no device anywhere has
+		// index 99, so what is watched here is the gauge, not the allocator.
+		expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"), "kube-scheduler's verdict on pod %s", pod.Name)
+		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
 		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
 			"%s{plugin=\"DynamicResources\"} counts the pod", name)
 		fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)

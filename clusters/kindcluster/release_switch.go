@@ -244,7 +244,11 @@ const settledFor = 10
 // waitSettled waits until the control plane has answered, settledFor polls
 // in a row, with every component on its new image and Ready and an
 // authorized request served. A new kubelet may recreate the static pods (their
-// config hash can change between releases), and a kube-apiserver that has just
+// config hash can change between releases; on 1.35 -> 1.36 kube-apiserver
+// went away 1.8 s into this window and was back as a new process at 7.5 s).
+// Moving the control-plane node's kubelet in with the control plane's
+// restarts instead was tried: the new static pods then took about a minute
+// to serve, once in each direction. And a kube-apiserver that has just
 // started has been seen to refuse cluster-admin for a moment (403) while its
 // authorizer catches up: specs must not take either for a broken workload.
 func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits, progress io.Writer) error {
