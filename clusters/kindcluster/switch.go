@@ -115,7 +115,8 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil || len(updated) == 0 {
 		return err
 	}
-	err = c.replaceStaticPods(ctx, cp, updated)
+	// No mirror pods are deleted: the components may refuse to start.
+	err = c.replaceStaticPods(ctx, cp, updated, nil)
 	// Nothing waits for a kube-apiserver that may refuse to start, so
 	// nothing would lift the hold on its clients.
 	liftHold(cp)
