@@ -123,15 +123,15 @@ func run(n nodes.Node, script string, args ...string) (string, error) {
 // exactly that. Several components are replaced together, so that a move
 // costs one round of waiting, not one per component.
 //
-// staleMirrors, where not nil, names the config hash of each component's
-// mirror pod as it was before: those mirror pods are deleted while the
-// components are stopped, so that the kubelet publishes the new ones at its
+// before, where not nil, holds each component's mirror pod as it was read
+// before the restart: those mirror pods are deleted while the components are
+// stopped, so that the kubelet publishes the new ones at its
 // first sync of the new pods. Left to it, it replaces them only when its own
 // watch has seen the old ones, else at a later sync (every 10 s): moves of
 // kube-controller-manager or kube-scheduler alone took 15-18 s, five of 32
 // in four 1.35 runs, where the rest took 4.4-7.6 s (restartWithAPIServer
 // deletes them before its kubelet start for the same reason).
-func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, staleMirrors map[profile.Component]string) error {
+func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, before mirrorPods) error {
 	var names []string
 	for comp := range manifests {
 		names = append(names, string(comp))
@@ -143,9 +143,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	if err != nil {
 		return err
 	}
-	if staleMirrors != nil {
-		c.deleteMirrorPods(ctx, cp, comps, staleMirrors)
-	}
+	c.deleteMirrorPods(ctx, before, comps)
 	// The kubelet removes a pod's cgroup as the last step of finishing it,
 	// after which a new static pod of the same name starts at once (before
 	// that, it waits out a 10-15 s back-off). A component that was not
@@ -269,29 +267,43 @@ type waitFunc func(comp profile.Component, oldHash string, manifest []byte) erro
 // restartStaticPods replaces the components' manifests together and then
 // waits for each, in profile.ControlPlane order.
 func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, wait waitFunc) error {
-	hashes := c.mirrorPodHashes(ctx, cp, manifests)
-	if err := c.replaceStaticPods(ctx, cp, manifests, hashes); err != nil {
+	before := c.readMirrorPods(ctx, cp, manifests)
+	if err := c.replaceStaticPods(ctx, cp, manifests, before); err != nil {
 		return err
 	}
-	return waitAll(manifests, hashes, wait)
+	return waitAll(manifests, before, wait)
 }
 
-// mirrorPodHashes reads each component's mirror pod's config hash: before a
-// restart, while kube-apiserver answers.
-func (c *Cluster) mirrorPodHashes(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) map[profile.Component]string {
-	hashes := map[profile.Component]string{}
-	for comp := range manifests {
-		hashes[comp] = c.mirrorPodHash(ctx, cp, comp)
+// mirrorPods are the components' mirror pods as read before a restart; a
+// component whose mirror pod could not be read has none.
+type mirrorPods map[profile.Component]*corev1.Pod
+
+// hash is comp's mirror pod's config hash before the restart, or "".
+func (m mirrorPods) hash(comp profile.Component) string {
+	if pod := m[comp]; pod != nil {
+		return pod.Annotations[configHash]
 	}
-	return hashes
+	return ""
+}
+
+// readMirrorPods reads each component's mirror pod: before a restart, while
+// kube-apiserver answers.
+func (c *Cluster) readMirrorPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) mirrorPods {
+	pods := mirrorPods{}
+	for comp := range manifests {
+		if pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{}); err == nil {
+			pods[comp] = pod
+		}
+	}
+	return pods
 }
 
 // waitAll waits for each component of manifests, in profile.ControlPlane
 // order.
-func waitAll(manifests map[profile.Component][]byte, hashes map[profile.Component]string, wait waitFunc) error {
+func waitAll(manifests map[profile.Component][]byte, before mirrorPods, wait waitFunc) error {
 	for _, comp := range profile.ControlPlane {
 		if m, ok := manifests[comp]; ok {
-			if err := wait(comp, hashes[comp], m); err != nil {
+			if err := wait(comp, before.hash(comp), m); err != nil {
 				return err
 			}
 		}
@@ -341,7 +353,7 @@ func (c *Cluster) restartEdited(ctx context.Context, cp nodes.Node, current, edi
 func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
 	all := maps.Clone(current)
 	maps.Copy(all, edited)
-	hashes := c.mirrorPodHashes(ctx, cp, all)
+	before := c.readMirrorPods(ctx, cp, all)
 	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
 		return err
 	}
@@ -361,7 +373,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 		startStaticPods(cp, rest)
 		return err
 	}
-	if err := wait(profile.APIServer, hashes[profile.APIServer], all[profile.APIServer]); err != nil {
+	if err := wait(profile.APIServer, before.hash(profile.APIServer), all[profile.APIServer]); err != nil {
 		startStaticPods(cp, rest)
 		return err
 	}
@@ -369,21 +381,19 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	// the new ones at its first sync. Left to it, it replaced them only at
 	// a later sync, up to 10 s after the component served (one move in
 	// four took 7 s longer).
-	c.deleteMirrorPods(ctx, cp, rest, hashes)
+	c.deleteMirrorPods(ctx, before, rest)
 	if err := c.startWithKubeletRestart(ctx, cp, rest); err != nil {
 		startStaticPods(cp, rest)
 		return err
 	}
-	return waitAll(others, hashes, wait)
+	return waitAll(others, before, wait)
 }
 
-// deleteMirrorPods deletes the mirror pods of comps whose config hash is
-// still the one read before the restart (a pod the kubelet has replaced
-// meanwhile stays).
-func (c *Cluster) deleteMirrorPods(ctx context.Context, cp nodes.Node, comps []profile.Component, hashes map[profile.Component]string) {
+// deleteMirrorPods deletes comps' mirror pods read before the restart (by
+// UID: a pod the kubelet has replaced meanwhile stays).
+func (c *Cluster) deleteMirrorPods(ctx context.Context, before mirrorPods, comps []profile.Component) {
 	for _, comp := range comps {
-		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
-		if err == nil && pod.Annotations[configHash] == hashes[comp] {
+		if pod := before[comp]; pod != nil {
 			c.deleteStaleMirrorPod(ctx, pod)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
@@ -115,7 +114,8 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil || len(updated) == 0 {
 		return err
 	}
-	// No mirror pods are deleted: the components may refuse to start.
+	// No mirror pods are deleted: kube-apiserver may be among the
+	// components stopped, and nothing waits for the new ones.
 	err = c.replaceStaticPods(ctx, cp, updated, nil)
 	// Nothing waits for a kube-apiserver that may refuse to start, so
 	// nothing would lift the hold on its clients.
@@ -159,16 +159,6 @@ func (c *Cluster) waitGate(ctx context.Context, cp nodes.Node, comp profile.Comp
 	return c.waitComponent(ctx, cp, comp, oldHash, "with "+want, false, func(p process) (bool, string) {
 		return strings.Contains(p.Command, want), ""
 	})
-}
-
-// mirrorPodHash is the config hash of comp's mirror pod, or "" while the
-// apiserver does not answer.
-func (c *Cluster) mirrorPodHash(ctx context.Context, cp nodes.Node, comp profile.Component) string {
-	pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, string(comp)+"-"+cp.String(), metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	return pod.Annotations[configHash]
 }
 
 const configHash = "kubernetes.io/config.hash"
