@@ -4,8 +4,9 @@
 //
 // The build is a pipeline of named steps (kubernetes, containerd, etcd,
 // coredns, own binaries, images, stage, assemble); the root filesystem is
-// debootstrapped beside the Go builds and waited for before the images. Its result is tagged by a
-// hash of the recipe, so asking again for an image that exists takes seconds.
+// debootstrapped beside the Go builds and waited for before the images. Its
+// result is tagged by a hash of the recipe, so asking again for an image
+// that exists takes seconds.
 package nodeimage
 
 import (
@@ -229,7 +230,7 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	defer func() { stopRootfs(); <-rootfsDone }()
 	go func() {
 		defer close(rootfsDone)
-		rootfsErr = b.buildRootfsBeside(rootfsCtx, filepath.Join(b.Out, "build-rootfs.log"), &rootfsDir, &rootfsTar)
+		rootfsDir, rootfsTar, rootfsErr = b.buildRootfsBeside(rootfsCtx, filepath.Join(b.Out, "build-rootfs.log"))
 	}()
 
 	steps := []struct {
@@ -277,20 +278,20 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 
 // buildRootfsBeside builds the root filesystem with its own log, for a
 // build that runs it beside the Go builds.
-func (b *Builder) buildRootfsBeside(ctx context.Context, logPath string, dir, tarball *string) error {
+func (b *Builder) buildRootfsBeside(ctx context.Context, logPath string) (dir, tarball string, err error) {
 	f, err := os.Create(logPath)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	defer f.Close()
 	rb := *b
 	rb.log = f
 	t := time.Now()
-	if *dir, *tarball, err = rb.buildRootfs(ctx); err != nil {
-		return fmt.Errorf("root filesystem: %w (see %s)", err, logPath)
+	if dir, tarball, err = rb.buildRootfs(ctx); err != nil {
+		return "", "", fmt.Errorf("root filesystem: %w (see %s)", err, logPath)
 	}
 	fmt.Fprintf(b.Progress, "node-image: %-12s done in %s (beside the Go builds)\n", "rootfs", since(t))
-	return nil
+	return dir, tarball, nil
 }
 
 // run executes a command, sending its output to the build log.
