@@ -280,14 +280,21 @@ func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, wa
 	ginkgo.GinkgoHelper()
 	var claims []string
 	for _, w := range waiting {
-		expectPodEvent(ctx, w.pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
-			"kube-scheduler's verdict on pod %s", w.pod.Name)
+		expectCannotAllocate(ctx, w.pod)
 		claims = append(claims, w.claim)
 	}
 	expectStaysUnallocated(ctx, b, why, claims...)
 	for _, w := range waiting {
 		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
 	}
+}
+
+// expectCannotAllocate waits for kube-scheduler's verdict on pod: its
+// DynamicResources plugin could not allocate the pod's claims on any node.
+func expectCannotAllocate(ctx context.Context, pod *corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
+		"kube-scheduler's verdict on pod %s", pod.Name)
 }
 
 // deletePod deletes a pod and waits until it is gone, so its claims are no

@@ -329,7 +329,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		framework.ExpectNoError(err)
 		// The verdict, and no window on the claim: no device anywhere has
 		// index 99, so what is watched here is the gauge, not the allocator.
-		expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"), "kube-scheduler's verdict on pod %s", pod.Name)
+		expectCannotAllocate(ctx, pod)
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
 		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
 			"%s{plugin=\"DynamicResources\"} counts the pod", name)
