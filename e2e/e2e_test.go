@@ -112,6 +112,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	framework.AfterReadingAllFlags(&framework.TestContext)
+	// After the framework's own defaults, which this replaces (see poll).
+	gomega.SetDefaultEventuallyPollingInterval(poll)
+	gomega.SetDefaultConsistentlyPollingInterval(poll)
 	specsToRun = ginkgo.PreviewSpecs("count").PreRunStats.SpecsThatWillRun
 	os.Exit(m.Run())
 }

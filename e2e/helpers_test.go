@@ -39,6 +39,16 @@ const (
 	// after the watch still fails the spec's next check of the same pods,
 	// and a kubelet acts on its pods within seconds of a change.
 	undisturbedFor = 5 * time.Second
+
+	// poll is how often Eventually and Consistently look, in place of the
+	// framework's 2 s: a wait ends on average half a poll after what it
+	// waits for happened, and a run has a few hundred waits, most of them
+	// one after another. Each
+	// look is one or two reads, which the client's 50 QPS carries easily.
+	poll = 250 * time.Millisecond
+	// scrapePoll is how often a wait on a metric looks: each look opens a
+	// port-forward to the component and parses all it exports.
+	scrapePoll = time.Second
 )
 
 // newFramework gives each spec its own namespace. Pods here need no special

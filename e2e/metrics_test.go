@@ -199,8 +199,8 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		podsWithClaims(ctx, pods)
 		want := expectedCreates(admin, ordinary)
 		delta := s.createsSince(before)
-		gomega.Eventually(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
-		gomega.Consistently(ctx, delta).WithTimeout(stableFor).Should(gomega.Equal(want), "and by no more")
+		gomega.Eventually(ctx, delta).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
+		gomega.Consistently(ctx, delta).WithTimeout(stableFor).WithPolling(scrapePoll).Should(gomega.Equal(want), "and by no more")
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		m := env.Rel.Metrics
@@ -237,7 +237,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 					return fmt.Errorf("gauge %v, claims that exist say %v", got, want)
 				}
 				return nil
-			}).WithTimeout(allocateTimeout).Should(gomega.Succeed(), what)
+			}).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Succeed(), what)
 		}
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
@@ -286,7 +286,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial())),
 			"kube-controller-manager reports kube-apiserver's denial on the pod")
 		// The controller retries with backoff, and each refused attempt counts.
-		gomega.Eventually(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
+		gomega.Eventually(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		got := readCreates(after).minus(readCreates(before))
@@ -331,7 +331,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		// index 99, so what is watched here is the gauge, not the allocator.
 		expectCannotAllocate(ctx, pod)
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
-		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
+		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline+1),
 			"%s{plugin=\"DynamicResources\"} counts the pod", name)
 		fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
 		framework.ExpectNoError(err)
@@ -339,11 +339,11 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 
 		deletePod(ctx, pod)
 		if env.Rel.Metrics.UnschedulableForgetsDeleted {
-			gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
+			gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
 		} else {
 			// Before 1.36 only a new scheduling attempt took a pod out of the
 			// gauge, and a deleted pod gets none: the release keeps counting it.
-			gomega.Consistently(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(baseline+1),
+			gomega.Consistently(ctx, unschedulable).WithTimeout(stableFor).WithPolling(scrapePoll).Should(gomega.Equal(baseline+1),
 				"Kubernetes %s keeps counting a deleted pod (the decrement on deletion came in 1.36)", env.Rel.Minor)
 		}
 	})
