@@ -143,6 +143,10 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	framework.ExpectNoError(err)
 	env, err = testenv.Connect(sh)
 	framework.ExpectNoError(err)
+	if env.Cluster != nil {
+		// Each restart's steps go with the spec that moved the cluster.
+		env.Cluster.Progress = ginkgo.GinkgoWriter
+	}
 	// The framework fell back to a default host while no kubeconfig was known
 	// at flag time; the cluster's kubeconfig is the only source from here on.
 	framework.TestContext.KubeConfig = sh.KubeconfigPath

@@ -48,7 +48,18 @@ type Cluster struct {
 	KubeconfigPath string
 	Config         *rest.Config
 	Client         kubernetes.Interface
-	provider       *cluster.Provider
+	// Progress gets a line for each step of a restart and each change in
+	// what a wait for a restarted component sees, so that a slow gate move
+	// says where its time went; nil discards them.
+	Progress io.Writer
+	provider *cluster.Provider
+}
+
+// logf writes one progress line.
+func (c *Cluster) logf(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "cluster %s: "+format+"\n", append([]any{c.Name}, args...)...)
+	}
 }
 
 func newProvider() *cluster.Provider {

@@ -139,10 +139,12 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	// Read while the old processes run.
 	dirs, _ := run(cp, podCgroupsScript, names...)
 	cgroups := strings.Fields(dirs)
+	start := time.Now()
 	comps, err := c.stopStaticPods(ctx, cp, manifests)
 	if err != nil {
 		return err
 	}
+	c.logf("%v stopped after %s", comps, time.Since(start).Round(100*time.Millisecond))
 	c.deleteMirrorPods(ctx, before, comps)
 	// The kubelet removes a pod's cgroup as the last step of finishing it,
 	// after which a new static pod of the same name starts at once (before
@@ -157,10 +159,14 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	// restarts the kubelet only where a kube-apiserver restart needs it
 	// anyway.)
 	if len(cgroups) > 0 {
-		wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		gone := "gone"
+		if wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			left, err := run(cp, `for d; do [ ! -d "$d" ] || echo "$d"; done`, cgroups...)
 			return err == nil && left == "", nil
-		})
+		}) != nil {
+			gone = "still there, starting all the same,"
+		}
+		c.logf("%v: old pod cgroups %s after %s", comps, gone, time.Since(start).Round(100*time.Millisecond))
 	}
 	return startStaticPods(cp, comps)
 }
@@ -353,10 +359,12 @@ func (c *Cluster) restartEdited(ctx context.Context, cp nodes.Node, current, edi
 func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
 	all := maps.Clone(current)
 	maps.Copy(all, edited)
+	start := time.Now()
 	before := c.readMirrorPods(ctx, cp, all)
 	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
 		return err
 	}
+	c.logf("control plane stopped after %s", time.Since(start).Round(100*time.Millisecond))
 	others := maps.Clone(all)
 	delete(others, profile.APIServer)
 	rest := []profile.Component{profile.ControllerManager, profile.Scheduler}
@@ -373,6 +381,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 		startStaticPods(cp, rest)
 		return err
 	}
+	c.logf("kubelet restarted with kube-apiserver's manifest after %s", time.Since(start).Round(100*time.Millisecond))
 	if err := wait(profile.APIServer, before.hash(profile.APIServer), all[profile.APIServer]); err != nil {
 		startStaticPods(cp, rest)
 		return err
@@ -386,6 +395,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 		startStaticPods(cp, rest)
 		return err
 	}
+	c.logf("kubelet restarted with the manifests of %v after %s", rest, time.Since(start).Round(100*time.Millisecond))
 	return waitAll(others, before, wait)
 }
 
@@ -424,6 +434,25 @@ type process struct {
 	Command string // the command line, arguments separated by spaces
 	Version string // the binary's --version output, when asked for
 	Health  string // the health endpoint's answer ("ok" when it serves)
+}
+
+// brief is String with the health endpoint's answer cut to whether it
+// serves and, if not, its first failed check: a progress line per change.
+func (p process) brief() string {
+	switch {
+	case p.PID == "":
+		return "no process"
+	case p.Health == "ok":
+		return "pid " + p.PID + ", serving"
+	case p.Health == "":
+		return "pid " + p.PID + ", no answer"
+	}
+	for _, line := range strings.Split(p.Health, "\n") {
+		if strings.HasPrefix(line, "[-]") {
+			return "pid " + p.PID + ", not ready: " + line
+		}
+	}
+	return "pid " + p.PID + ", not ready"
 }
 
 func (p process) String() string {
@@ -475,11 +504,13 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 	if comp == profile.APIServer {
 		defer liftHold(cp)
 	}
-	var seen string
+	var seen, logged string
+	var last process
 	leaseChecked := false
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+	check := func(ctx context.Context) (bool, error) {
 		p := probe(cp, comp, withVersion)
-		seen = p.String()
+		last = p
+		seen = p.brief()
 		if p.PID == "" {
 			return false, nil
 		}
@@ -520,11 +551,23 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 			c.deleteStaleMirrorPod(ctx, pod)
 			return false, nil
 		}
+		seen = "serves " + what
 		return true, nil
+	}
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		done, err := check(ctx)
+		// Each change in what the wait sees is a progress line: a slow
+		// move then says which step took its time.
+		if seen != logged {
+			c.logf("%s, +%s: %s", comp, time.Since(start).Round(100*time.Millisecond), seen)
+			logged = seen
+		}
+		return done, err
 	})
 	if err != nil {
-		return fmt.Errorf("%s did not come back %s within %s (last seen: %s); its last log lines:\n%s",
-			comp, what, SwitchTimeout, seen, c.componentLog(cp, comp))
+		return fmt.Errorf("%s did not come back %s within %s (last seen: %s; %s); its last log lines:\n%s",
+			comp, what, SwitchTimeout, seen, last, c.componentLog(cp, comp))
 	}
 	return nil
 }

@@ -92,3 +92,21 @@ func TestAbsentListsWhatTheNodeLacksInOrder(t *testing.T) {
 		t.Errorf("an image the node has is reported absent: %v", got)
 	}
 }
+
+func TestBriefSaysWhetherTheProcessServesAndItsFirstFailedCheck(t *testing.T) {
+	for _, tc := range []struct {
+		p    process
+		want string
+	}{
+		{process{}, "no process"},
+		{process{PID: "7", Health: "ok"}, "pid 7, serving"},
+		{process{PID: "7"}, "pid 7, no answer"},
+		{process{PID: "7", Health: "[+]ping ok\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[-]etcd failed"},
+			"pid 7, not ready: [-]poststarthook/rbac/bootstrap-roles failed: reason withheld"},
+		{process{PID: "7", Health: "Unauthorized"}, "pid 7, not ready"},
+	} {
+		if got := tc.p.brief(); got != tc.want {
+			t.Errorf("brief(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
