@@ -300,7 +300,7 @@ func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *no
 
 func (c *Cluster) waitKubeletVersion(ctx context.Context, node, version string) error {
 	var seen string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			seen = err.Error()

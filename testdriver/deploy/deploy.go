@@ -153,7 +153,9 @@ func WaitPublished(ctx context.Context, client kubernetes.Interface, dyn dynamic
 	o = o.Defaults()
 	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "resourceslices"}
 	var seen string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	// Every quarter second: after a restart the specs wait on this (settle),
+	// and a wait ends on average half an interval after the slices are back.
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
