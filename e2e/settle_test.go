@@ -56,6 +56,9 @@ func settle(ctx context.Context, after string) {
 	start := time.Now()
 	framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, settleTimeout),
 		"the driver's devices are published on every node again after %s", after)
+	// Each part's end goes into the closing line: a slow settle says
+	// which link was late.
+	published := time.Since(start)
 
 	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: "settle-",
@@ -108,6 +111,7 @@ func settle(ctx context.Context, after string) {
 		return waiting, nil
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(),
 		"after %s, a pod with an ordinary claim runs on every node (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
+	running := time.Since(start)
 
 	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
@@ -129,7 +133,8 @@ func settle(ctx context.Context, after string) {
 		return left, nil
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(), "the settle pods and their claims are gone again after %s", after)
 	recordStep(timeline.Since(timeline.KindSettle, "clients caught up after "+after, start))
-	framework.Logf("clients caught up after %s in %s", after, time.Since(start).Round(100*time.Millisecond))
+	framework.Logf("clients caught up after %s in %s (devices published at +%s, a pod running on every node at +%s)", after,
+		time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond), running.Round(100*time.Millisecond))
 }
 
 // workers are the nodes that run the specs' pods: all but the control plane
