@@ -42,9 +42,9 @@ const (
 
 	// poll is how often Eventually and Consistently look, in place of the
 	// framework's 2 s: a wait ends on average half a poll after what it
-	// waits for happened, and a run has a few hundred waits, most of them
-	// one after another. Each
-	// look is one or two reads, which the client's 50 QPS carries easily.
+	// waits for happened, and most of a run is waits, one after another
+	// (1.35 with the upgrade: 10m30s-11m04s before, 9m42s-10m03s after).
+	// Each look is one or two reads, which the client's 50 QPS carries easily.
 	poll = 250 * time.Millisecond
 	// scrapePoll is how often a wait on a metric looks: each look opens a
 	// port-forward to the component and parses all it exports.
