@@ -78,7 +78,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		atFrom := true
 		ginkgo.DeferCleanup(func(ctx context.Context) {
 			if !atFrom {
-				_, err := env.Cluster.SwitchRelease(ctx, down, ginkgo.GinkgoWriter)
+				_, err := env.Cluster.SwitchRelease(ctx, down)
 				framework.ExpectNoError(err, "restoring Kubernetes %s", from.Version)
 			}
 		})
@@ -118,7 +118,7 @@ func switchRelease(ctx context.Context, bits *nodesource.ReleaseBits) {
 	ginkgo.GinkgoHelper()
 	start := time.Now()
 	from := env.Cluster.Release
-	steps, err := env.Cluster.SwitchRelease(ctx, bits, ginkgo.GinkgoWriter)
+	steps, err := env.Cluster.SwitchRelease(ctx, bits)
 	framework.ExpectNoError(err)
 	at := start
 	for _, s := range steps {

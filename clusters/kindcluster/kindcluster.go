@@ -48,9 +48,10 @@ type Cluster struct {
 	KubeconfigPath string
 	Config         *rest.Config
 	Client         kubernetes.Interface
-	// Progress gets a line for each step of a restart and each change in
-	// what a wait for a restarted component sees, so that a slow gate move
-	// says where its time went; nil discards them.
+	// Progress gets a line for each step of a release switch or a restart
+	// and each change in what a wait for a restarted component sees, so
+	// that a slow switch or gate move says where its time went; nil
+	// discards them. Create sets it to Options.Progress.
 	Progress io.Writer
 	provider *cluster.Provider
 }
@@ -109,7 +110,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	// kind's own step log ("Preparing nodes", "Starting control-plane") goes
 	// to stderr as kind prints it, so a slow create shows where it is.
 	provider := cluster.NewProvider(cluster.ProviderWithLogger(kindcmd.NewLogger()))
-	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, provider: provider}
+	c = &Cluster{Name: o.Name, Release: o.Release, KubeconfigPath: o.KubeconfigPath, Progress: o.Progress, provider: provider}
 	created := false
 	defer func() {
 		// provider, not c: a failed step returns a nil cluster.

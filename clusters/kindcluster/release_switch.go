@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -39,10 +38,7 @@ func (s Step) String() string {
 // kubeadm gave it; only its image changes. etcd, CoreDNS and kube-proxy stay
 // as they are, as in a control-plane and kubelet upgrade. Running containers
 // are never restarted by the suite: a kubelet restart leaves them running.
-func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBits, progress io.Writer) ([]Step, error) {
-	if progress == nil {
-		progress = io.Discard
-	}
+func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBits) ([]Step, error) {
 	to := bits.Release
 	upgrade := to.Minor > c.Release.Minor
 	cp, err := c.ControlPlane()
@@ -56,7 +52,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error {
 		// Coming back down, the node still has the images it booted with.
 		if len(missingImages(cp, bits)) == 0 {
-			fmt.Fprintf(progress, "cluster %s: the %s images are on %s already\n", c.Name, to.Minor, cp)
+			c.logf("the %s images are on %s already", to.Minor, cp)
 			return nil
 		}
 		if err := c.LoadImageArchive(bits.Archive(), cp); err != nil {
@@ -68,7 +64,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		return nil
 	}}
 	control := action{"control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", func(ctx context.Context) error {
-		return c.switchControlPlaneImages(ctx, cp, bits, progress)
+		return c.switchControlPlaneImages(ctx, cp, bits)
 	}}
 	kubelets := action{"kubelets", func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
 	// The version skew policy: going up the control plane first, coming
@@ -78,7 +74,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	if !upgrade {
 		pipeline = []action{loadImages, kubelets, control}
 	}
-	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits, progress) }})
+	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
 	for _, a := range pipeline {
 		start := time.Now()
@@ -87,7 +83,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		}
 		s := Step{Name: a.name, Took: time.Since(start)}
 		steps = append(steps, s)
-		fmt.Fprintf(progress, "cluster %s: %s -> %s: %s\n", c.Name, c.Release.Minor, to.Minor, s)
+		c.logf("%s -> %s: %s", c.Release.Minor, to.Minor, s)
 	}
 	c.Release = to
 	return steps, nil
@@ -99,7 +95,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 // kube-scheduler once it serves (restartWithAPIServer). A component already
 // on its image (a restore after a switch that failed part-way) is not
 // edited.
-func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits, progress io.Writer) error {
+func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {
 	to := bits.Release
 	manifests, err := readManifests(cp)
 	if err != nil {
@@ -123,7 +119,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
 		err := waitVersion(comp, oldHash, manifest)
 		if err == nil {
-			fmt.Fprintf(progress, "cluster %s: %s serves as Kubernetes %s after %s\n", c.Name, comp, to.Version, time.Since(start).Round(100*time.Millisecond))
+			c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, time.Since(start).Round(100*time.Millisecond))
 		}
 		return err
 	}
@@ -251,7 +247,7 @@ const settledFor = 10
 // to serve, once in each direction. And a kube-apiserver that has just
 // started has been seen to refuse cluster-admin for a moment (403) while its
 // authorizer catches up: specs must not take either for a broken workload.
-func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits, progress io.Writer) error {
+func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {
 	var seen, last string
 	good := 0
 	start := time.Now()
@@ -260,7 +256,7 @@ func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesour
 		// Each break is said with when it was seen: whether the new kubelets
 		// recreate the static pods, and when, is what this window is for.
 		if now != "" && now != last {
-			fmt.Fprintf(progress, "cluster %s: settling, +%s: %s\n", c.Name, time.Since(start).Round(100*time.Millisecond), now)
+			c.logf("settling, +%s: %s", time.Since(start).Round(100*time.Millisecond), now)
 		}
 		last = now
 		if now != "" {

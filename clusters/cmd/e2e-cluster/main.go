@@ -177,7 +177,8 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		steps, err := c.SwitchRelease(ctx, bits, os.Stdout)
+		c.Progress = os.Stdout
+		steps, err := c.SwitchRelease(ctx, bits)
 		if err != nil {
 			return err
 		}
@@ -188,6 +189,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		c.Progress = os.Stdout
 		took, err := c.SetAdminAccess(ctx, profile.Component(*component), *adminAccess)
 		if err != nil {
 			return err
