@@ -185,7 +185,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		ordinaryTmpl, err := b.CreateTemplate(ctx, b.Template())
 		framework.ExpectNoError(err)
 		podsWithClaims(ctx, startFromTemplate(ctx, b, ordinaryTmpl, 1))
-		gomega.Eventually(ctx, s.createsSince(start)).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(expectedCreates(0, 1)))
+		eventuallyScraped(ctx, s.createsSince(start)).WithTimeout(allocateTimeout).Should(gomega.Equal(expectedCreates(0, 1)))
 		before, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		expectFamily(before, env.Rel.Metrics.CreatesTotal)
@@ -199,7 +199,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		expectPodEvent(ctx, pod, allocateTimeout, controllerGateOffEvent(tmpl))
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
-		gomega.Consistently(ctx, s.createsSince(before)).WithTimeout(stableFor).WithPolling(scrapePoll).Should(gomega.Equal(creates{}))
+		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
 	})
 
 	ginkgo.It("keeps one Pending pod per node for a DaemonSet whose pods ask for admin access, without churn, and runs them all once the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
@@ -309,7 +309,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 		// are still being deleted count until they go, and would leave the
 		// gauge below a baseline that included them. Start from a quiet
 		// scheduler, so that every count below is this spec's alone.
-		gomega.Eventually(ctx, pendingPods).WithTimeout(2*time.Minute).WithPolling(scrapePoll).Should(gomega.BeZero(),
+		eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
 			"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
 		const baseline = 0.0
 
@@ -326,7 +326,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 		}
 		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
 		expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
-		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline+waiting),
+		eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
 		for i, c := range claims {
 			stored, err := b.GetClaim(ctx, c.Name)
@@ -340,7 +340,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 		for _, p := range pods {
 			gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		}
-		gomega.Eventually(ctx, pendingPods).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline), "and stops counting them")
+		eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
 	})
 })
 

@@ -46,9 +46,6 @@ const (
 	// (1.35 with the upgrade: 10m30s-11m04s before, 9m42s-10m03s after).
 	// Each look is one or two reads, which the client's 50 QPS carries easily.
 	poll = 250 * time.Millisecond
-	// scrapePoll is how often a wait on a metric looks: each look opens a
-	// port-forward to the component and parses all it exports.
-	scrapePoll = time.Second
 )
 
 // newFramework gives each spec its own namespace. Pods here need no special

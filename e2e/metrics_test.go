@@ -150,6 +150,20 @@ func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
 	}
 }
 
+// scrapePoll is how often a wait on a metric looks, in place of poll: each
+// look opens a port-forward to the component and parses all it exports.
+const scrapePoll = time.Second
+
+// eventuallyScraped and consistentlyScraped are Eventually and Consistently
+// for a value read from a component's metrics (see scrapePoll).
+func eventuallyScraped(ctx context.Context, read any) gomega.AsyncAssertion {
+	return gomega.Eventually(ctx, read).WithPolling(scrapePoll)
+}
+
+func consistentlyScraped(ctx context.Context, read any) gomega.AsyncAssertion {
+	return gomega.Consistently(ctx, read).WithPolling(scrapePoll)
+}
+
 // createsSince reads how the creation counters moved since before.
 func (s *scraper) createsSince(before metrics.Families) func(ctx context.Context) (creates, error) {
 	return func(ctx context.Context) (creates, error) {
@@ -199,8 +213,8 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		podsWithClaims(ctx, pods)
 		want := expectedCreates(admin, ordinary)
 		delta := s.createsSince(before)
-		gomega.Eventually(ctx, delta).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
-		gomega.Consistently(ctx, delta).WithTimeout(stableFor).WithPolling(scrapePoll).Should(gomega.Equal(want), "and by no more")
+		eventuallyScraped(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
+		consistentlyScraped(ctx, delta).WithTimeout(stableFor).Should(gomega.Equal(want), "and by no more")
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		m := env.Rel.Metrics
@@ -224,7 +238,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		labelForAdmin(ctx, f.Namespace.Name)
 		matches := func(what string) {
 			ginkgo.GinkgoHelper()
-			gomega.Eventually(ctx, func(ctx context.Context) error {
+			eventuallyScraped(ctx, func(ctx context.Context) error {
 				fams, err := s.controllerManager(ctx)
 				if err != nil {
 					return err
@@ -237,7 +251,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 					return fmt.Errorf("gauge %v, claims that exist say %v", got, want)
 				}
 				return nil
-			}).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Succeed(), what)
+			}).WithTimeout(allocateTimeout).Should(gomega.Succeed(), what)
 		}
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
@@ -286,7 +300,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial())),
 			"kube-controller-manager reports kube-apiserver's denial on the pod")
 		// The controller retries with backoff, and each refused attempt counts.
-		gomega.Eventually(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
+		eventuallyScraped(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		got := readCreates(after).minus(readCreates(before))
@@ -331,7 +345,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		// index 99, so what is watched here is the gauge, not the allocator.
 		expectCannotAllocate(ctx, pod)
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
-		gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline+1),
+		eventuallyScraped(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+1),
 			"%s{plugin=\"DynamicResources\"} counts the pod", name)
 		fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
 		framework.ExpectNoError(err)
@@ -339,11 +353,11 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 
 		deletePod(ctx, pod)
 		if env.Rel.Metrics.UnschedulableForgetsDeleted {
-			gomega.Eventually(ctx, unschedulable).WithTimeout(allocateTimeout).WithPolling(scrapePoll).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
+			eventuallyScraped(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
 		} else {
 			// Before 1.36 only a new scheduling attempt took a pod out of the
 			// gauge, and a deleted pod gets none: the release keeps counting it.
-			gomega.Consistently(ctx, unschedulable).WithTimeout(stableFor).WithPolling(scrapePoll).Should(gomega.Equal(baseline+1),
+			consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(baseline+1),
 				"Kubernetes %s keeps counting a deleted pod (the decrement on deletion came in 1.36)", env.Rel.Minor)
 		}
 	})
