@@ -62,7 +62,9 @@ func inProfile(f *framework.Framework, name string) {
 }
 
 // deletePodsOf deletes every pod in the namespaces made for basename's
-// specs (basename-NNNN) and waits until they are gone.
+// specs (basename-NNNN) and waits until they are gone. Each look deletes
+// again (a pod the DaemonSet controller made anew meanwhile goes too), so it
+// looks every second, not every poll.
 func deletePodsOf(ctx context.Context, basename string) {
 	ginkgo.GinkgoHelper()
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
@@ -91,7 +93,7 @@ func deletePodsOf(ctx context.Context, basename string) {
 			}
 		}
 		return left, nil
-	}).WithTimeout(2*time.Minute).Should(gomega.BeEmpty(), "the pods of the %s specs are gone before the cluster moves back", basename)
+	}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(gomega.BeEmpty(), "the pods of the %s specs are gone before the cluster moves back", basename)
 }
 
 // gatesSwitchable is false where the release table declares that this run
