@@ -56,6 +56,10 @@ type Cluster struct {
 	provider *cluster.Provider
 }
 
+// elapsed is the time since t, to a tenth of a second, as progress lines
+// give it.
+func elapsed(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
+
 // logf writes one progress line.
 func (c *Cluster) logf(format string, args ...any) {
 	if c.Progress != nil {
@@ -142,7 +146,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 		if err := a.run(ctx, c); err != nil {
 			return nil, fmt.Errorf("cluster %s, %s: %w", o.Name, a.name, err)
 		}
-		fmt.Fprintf(o.Progress, "cluster %s: %-20s done in %s\n", o.Name, a.name, time.Since(t).Round(100*time.Millisecond))
+		fmt.Fprintf(o.Progress, "cluster %s: %-20s done in %s\n", o.Name, a.name, elapsed(t))
 	}
 	fmt.Fprintf(o.Progress, "cluster %s: up in %s (Kubernetes %s, profile %s)\n", o.Name, time.Since(start).Round(time.Second), o.Release.Version, o.Profile.Name)
 	return c, nil

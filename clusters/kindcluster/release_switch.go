@@ -119,7 +119,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
 		err := waitVersion(comp, oldHash, manifest)
 		if err == nil {
-			c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, time.Since(start).Round(100*time.Millisecond))
+			c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, elapsed(start))
 		}
 		return err
 	}
@@ -256,7 +256,7 @@ func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesour
 		// Each break is said with when it was seen: whether the new kubelets
 		// recreate the static pods, and when, is what this window is for.
 		if now != "" && now != last {
-			c.logf("settling, +%s: %s", time.Since(start).Round(100*time.Millisecond), now)
+			c.logf("settling, +%s: %s", elapsed(start), now)
 		}
 		last = now
 		if now != "" {

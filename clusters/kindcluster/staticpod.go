@@ -144,7 +144,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	if err != nil {
 		return err
 	}
-	c.logf("%v stopped after %s", comps, time.Since(start).Round(100*time.Millisecond))
+	c.logf("%v stopped after %s", comps, elapsed(start))
 	c.deleteMirrorPods(ctx, before, comps)
 	// The kubelet removes a pod's cgroup as the last step of finishing it,
 	// after which a new static pod of the same name starts at once (before
@@ -166,7 +166,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 		}) != nil {
 			gone = "still there, starting all the same,"
 		}
-		c.logf("%v: old pod cgroups %s after %s", comps, gone, time.Since(start).Round(100*time.Millisecond))
+		c.logf("%v: old pod cgroups %s after %s", comps, gone, elapsed(start))
 	}
 	return startStaticPods(cp, comps)
 }
@@ -364,7 +364,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
 		return err
 	}
-	c.logf("control plane stopped after %s", time.Since(start).Round(100*time.Millisecond))
+	c.logf("control plane stopped after %s", elapsed(start))
 	others := maps.Clone(all)
 	delete(others, profile.APIServer)
 	rest := []profile.Component{profile.ControllerManager, profile.Scheduler}
@@ -381,7 +381,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 		startStaticPods(cp, rest)
 		return err
 	}
-	c.logf("kubelet restarted with kube-apiserver's manifest after %s", time.Since(start).Round(100*time.Millisecond))
+	c.logf("kubelet restarted with kube-apiserver's manifest after %s", elapsed(start))
 	if err := wait(profile.APIServer, before.hash(profile.APIServer), all[profile.APIServer]); err != nil {
 		startStaticPods(cp, rest)
 		return err
@@ -395,7 +395,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 		startStaticPods(cp, rest)
 		return err
 	}
-	c.logf("kubelet restarted with the manifests of %v after %s", rest, time.Since(start).Round(100*time.Millisecond))
+	c.logf("kubelet restarted with the manifests of %v after %s", rest, elapsed(start))
 	return waitAll(others, before, wait)
 }
 
@@ -560,7 +560,7 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile
 		// Each change in what the wait sees is a progress line: a slow
 		// move then says which step took its time.
 		if seen != logged {
-			c.logf("%s, +%s: %s", comp, time.Since(start).Round(100*time.Millisecond), seen)
+			c.logf("%s, +%s: %s", comp, elapsed(start), seen)
 			logged = seen
 		}
 		return done, err
