@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -112,6 +113,7 @@ func settle(ctx context.Context, after string) {
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(),
 		"after %s, a pod with an ordinary claim runs on every node (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
 	running := time.Since(start)
+	links := settleLinks(ctx, ns.Name)
 
 	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
@@ -133,8 +135,56 @@ func settle(ctx context.Context, after string) {
 		return left, nil
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(), "the settle pods and their claims are gone again after %s", after)
 	recordStep(timeline.Since(timeline.KindSettle, "clients caught up after "+after, start))
-	framework.Logf("clients caught up after %s in %s (devices published at +%s, a pod running on every node at +%s)", after,
-		time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond), running.Round(100*time.Millisecond))
+	framework.Logf("clients caught up after %s in %s (devices published at +%s, a pod running on every node at +%s; %s)", after,
+		time.Since(start).Round(100*time.Millisecond), published.Round(100*time.Millisecond), running.Round(100*time.Millisecond), links)
+}
+
+// settleLinks says, for each settle pod, when after its creation its claim
+// was made (kube-controller-manager), it was scheduled (kube-scheduler) and
+// its container started (the kubelet and the driver), to the second the API
+// keeps: a slow settle then names the client that was late. A part it
+// cannot read is left out; this is a report, not a check.
+func settleLinks(ctx context.Context, namespace string) string {
+	pods, err := env.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "links not read: " + err.Error()
+	}
+	claims, err := env.DRA.ResourceClaims(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "links not read: " + err.Error()
+	}
+	made := map[string]time.Time{}
+	for _, c := range claims.Items {
+		made[c.Name] = c.CreationTimestamp.Time
+	}
+	var out []string
+	for _, p := range pods.Items {
+		created := p.CreationTimestamp.Time
+		var parts []string
+		at := func(what string, t time.Time) {
+			if !t.IsZero() {
+				parts = append(parts, fmt.Sprintf("%s +%s", what, t.Sub(created).Round(time.Second)))
+			}
+		}
+		for _, st := range p.Status.ResourceClaimStatuses {
+			if st.ResourceClaimName != nil {
+				at("claim", made[*st.ResourceClaimName])
+			}
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+				at("scheduled", c.LastTransitionTime.Time)
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Running != nil {
+				at("started", cs.State.Running.StartedAt.Time)
+			}
+		}
+		out = append(out, p.Spec.NodeSelector["kubernetes.io/hostname"]+": "+strings.Join(parts, ", "))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 // workers are the nodes that run the specs' pods: all but the control plane
