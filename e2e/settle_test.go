@@ -97,9 +97,12 @@ func settle(ctx context.Context, after string) {
 		_, err := b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 	}
+	// The last look, the one that saw every pod run, is what settleLinks
+	// reports on.
+	var pods *corev1.PodList
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
-		pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
-		if err != nil {
+		var err error
+		if pods, err = env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{}); err != nil {
 			return nil, err
 		}
 		var waiting []string
@@ -113,7 +116,7 @@ func settle(ctx context.Context, after string) {
 	}).WithTimeout(settleTimeout).Should(gomega.BeEmpty(),
 		"after %s, a pod with an ordinary claim runs on every node (kube-controller-manager, kube-scheduler, the kubelets and the driver have caught up)", after)
 	running := time.Since(start)
-	links := settleLinks(ctx, ns.Name)
+	links := settleLinks(ctx, pods)
 
 	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
@@ -144,12 +147,11 @@ func settle(ctx context.Context, after string) {
 // its container started (the kubelet and the driver), to the second the API
 // keeps: a slow settle then names the client that was late. A part it
 // cannot read is left out; this is a report, not a check.
-func settleLinks(ctx context.Context, namespace string) string {
-	pods, err := env.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "links not read: " + err.Error()
+func settleLinks(ctx context.Context, pods *corev1.PodList) string {
+	if len(pods.Items) == 0 {
+		return "no pods"
 	}
-	claims, err := env.DRA.ResourceClaims(namespace).List(ctx, metav1.ListOptions{})
+	claims, err := env.DRA.ResourceClaims(pods.Items[0].Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "links not read: " + err.Error()
 	}
