@@ -310,7 +310,7 @@ func (c *Cluster) readMirrorPods(ctx context.Context, cp nodes.Node, manifests m
 	defer cancel()
 	list, err := c.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + cp.String()})
 	if err != nil {
-		c.logf("mirror pods not read (kube-apiserver does not answer): %v", err)
+		c.logf("mirror pods not read, the restart goes on without them: %v", err)
 		return pods
 	}
 	for i := range list.Items {
