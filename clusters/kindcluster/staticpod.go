@@ -3,7 +3,9 @@ package kindcluster
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"strconv"
@@ -34,7 +36,9 @@ import (
 // process once it no longer serves (what the kubelet does at the end of the
 // grace period anyway), waits until the kubelet has removed the old pod's
 // cgroup, and only then puts the new manifest in, stamped so that it is a new
-// pod: the new process starts at once (in most moves; see replaceStaticPods).
+// pod: the new process starts at once, or, where the kubelet had not quite
+// finished the old pod, once the manifest is stamped again (see
+// startNewPods).
 
 // pollInterval is how often a restart step looks again: each look is one
 // `docker exec`, about 0.1 s.
@@ -140,24 +144,23 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	dirs, _ := run(cp, podCgroupsScript, names...)
 	cgroups := strings.Fields(dirs)
 	start := time.Now()
-	comps, err := c.stopStaticPods(ctx, cp, manifests)
+	next, err := c.stopStaticPods(ctx, cp, manifests)
 	if err != nil {
 		return err
 	}
+	comps := components(next)
 	c.logf("%v stopped after %s", comps, elapsed(start))
 	c.deleteMirrorPods(ctx, before, comps)
 	// The kubelet removes a pod's cgroup as the last step of finishing it,
 	// after which a new static pod of the same name starts at once (before
 	// that, it waits out a 10-15 s back-off). A component that was not
 	// running (one refusing its flags, crash looping) has no cgroup to wait
-	// for; its new pod may then wait out the back-off, which is shorter than
-	// any other sign of the old pod's end (its folder has been seen to
-	// outlive it by 30 s). Bounded, and no error past it: the kubelet then
-	// still starts the new pods, only after its back-off. (A kubelet
-	// restart, as restartWithAPIServer does, avoids the back-off surely, but
-	// every kubelet start deletes the node's ResourceSlices; the suite
-	// restarts the kubelet only where a kube-apiserver restart needs it
-	// anyway.)
+	// for. A cgroup gone is not always the end of the old pod, though: see
+	// startNewPods. Bounded, and no error past it: the kubelet then still
+	// starts the new pods. (A kubelet restart, as restartWithAPIServer does,
+	// avoids the back-off surely, but every kubelet start deletes the node's
+	// ResourceSlices; the suite restarts the kubelet only where a
+	// kube-apiserver restart needs it anyway.)
 	if len(cgroups) > 0 {
 		gone := "gone"
 		if wait.PollUntilContextTimeout(ctx, pollInterval, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -168,28 +171,66 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 		}
 		c.logf("%v: old pod cgroups %s after %s", comps, gone, elapsed(start))
 	}
-	return startStaticPods(cp, comps)
+	return c.startNewPods(ctx, cp, next, start)
+}
+
+// nextPod is a component's new static pod, as stopStaticPods stages it.
+type nextPod struct {
+	comp     profile.Component
+	uid      string // the new pod's UID, set in its manifest
+	manifest []byte // the new manifest as given, before the stamp
+}
+
+// stamped is the pod's manifest as written at now.
+func (p nextPod) stamped(now time.Time) ([]byte, error) {
+	return nodeconfig.StampStaticPod(p.manifest, p.uid, now.UTC().Format(time.RFC3339Nano))
+}
+
+func components(pods []nextPod) []profile.Component {
+	var comps []profile.Component
+	for _, p := range pods {
+		comps = append(comps, p.comp)
+	}
+	return comps
+}
+
+// newPodUID gives a restart's new static pod a UID of its own: 32 hex
+// digits, the form the kubelet's own (a hash of the manifest) has.
+func newPodUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("a new pod UID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // stopStaticPods stages each component's new manifest, takes its running
 // manifest out of the kubelet's folder and, once the old processes no
 // longer serve, ends them (what the kubelet does at the end of the grace
-// period anyway). It returns, in profile.ControlPlane order, the components
-// stopped; their new manifests wait, staged, for startStaticPods. Stopping kube-apiserver holds its clients
+// period anyway). It returns, in profile.ControlPlane order, the components'
+// new pods; their manifests wait, staged, for startNewPods or a kubelet
+// restart (startWithKubeletRestart). Stopping kube-apiserver holds its clients
 // (see hold.go) until waitComponent sees the new one serve. Each step is
 // one command on the node for all the components: a command costs about
 // 0.2 s (docker exec), and one per component and step added 2 s to a move
 // of three.
-func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (comps []profile.Component, err error) {
-	stamp := time.Now().UTC().Format(time.RFC3339Nano)
+func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
+	now := time.Now()
+	var comps []profile.Component
 	var staged, park, names, urls []string
 	for _, comp := range profile.ControlPlane {
 		m, ok := manifests[comp]
 		if !ok {
 			continue
 		}
+		uid, err := newPodUID()
+		if err != nil {
+			return nil, err
+		}
+		pod := nextPod{comp: comp, uid: uid, manifest: m}
+		next = append(next, pod)
 		comps = append(comps, comp)
-		stamped, err := nodeconfig.StampStaticPod(m, stamp)
+		stamped, err := pod.stamped(now)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", comp, err)
 		}
@@ -228,7 +269,7 @@ func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests m
 	}
 	// No longer serving: the rest of its grace period only drains.
 	run(cp, `for c; do pkill -KILL -f "^$c "; done; true`, names...)
-	return comps, nil
+	return next, nil
 }
 
 // The scripts of a restart, each run once for all the components it
@@ -241,6 +282,92 @@ const (
 	parkScript   = `while [ $# -gt 1 ]; do [ ! -f "$1" ] || mv "$1" "$2" || exit 1; shift 2; done`
 	moveInScript = `while [ $# -gt 2 ]; do mv "$1" "$2" && rm -f "$3" || exit 1; shift 3; done`
 )
+
+// startNewPods moves the new pods' staged manifests into the kubelet's
+// folder and returns once the kubelet has begun each pod (made its
+// sandbox), not once its process serves (see waitComponent).
+//
+// Seen with the kubelet's log at verbosity 4 (1.35, two of twelve moves of
+// kube-controller-manager and kube-scheduler together): the kubelet's
+// housekeeping had removed the old pod's cgroup, as it does for a pod whose
+// containers are gone, while the old pod's worker still waited for the next
+// relist of the containers (once a second) to finish it. The new pod came a
+// moment before that: "Pod cannot start yet", and the kubelet tried it again
+// only after its 10-15 s back-off (the component served after 12.8 s and
+// 16.1 s; the other moves took 3.7-4.6 s). Nothing tells the kubelet to try
+// again when the old worker ends; an update of the pod does. So a pod that
+// has not begun a second after its manifest went in gets its manifest again,
+// stamped anew but with the same UID: the same pod, updated, and the kubelet
+// looks again at once.
+func (c *Cluster) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
+	if err := startStaticPods(cp, components(pods)); err != nil {
+		return err
+	}
+	written := time.Now()
+	var waiting []nextPod
+	begun := func(ctx context.Context) (bool, error) {
+		var uids []string
+		for _, p := range pods {
+			uids = append(uids, p.uid)
+		}
+		out, err := run(cp, notBegunScript, uids...)
+		if err != nil {
+			return false, nil
+		}
+		waiting = nil
+		for _, p := range pods {
+			if strings.Contains(out, p.uid) {
+				waiting = append(waiting, p)
+			}
+		}
+		if len(waiting) == 0 || time.Since(written) < podStartRetry {
+			return len(waiting) == 0, nil
+		}
+		var args []string
+		for _, p := range waiting {
+			stamped, err := p.stamped(time.Now())
+			if err != nil {
+				return false, err
+			}
+			args = append(args, stagingPath(manifestPath(p.comp)), manifestPath(p.comp), base64.StdEncoding.EncodeToString(stamped))
+		}
+		if out, err := run(cp, restampScript, args...); err != nil {
+			return false, fmt.Errorf("stamping the manifests of %v again on %s: %w: %s", components(waiting), cp, err, out)
+		}
+		written = time.Now()
+		c.logf("%v: new pods not begun %s into the move, their manifests stamped again", components(waiting), elapsed(start))
+		return false, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, pollInterval, podStartWindow, true, begun); err != nil {
+		// No error: the kubelet may still start them, and each wait for a
+		// component says what it sees.
+		c.logf("%v: new pods not begun %s into the move (%v), the waits go on", components(waiting), elapsed(start), err)
+	}
+	return nil
+}
+
+// podStartRetry is how long the kubelet has to begin a new static pod
+// before its manifest is stamped again. A pod that may start begins within
+// about half a second; the old pod's worker ends within one relist (1 s)
+// of its containers' end.
+const podStartRetry = time.Second
+
+// podStartWindow bounds startNewPods' retries: by then the kubelet's
+// own back-off (at most 15 s) has retried the pod as well.
+const podStartWindow = 15 * time.Second
+
+// notBegunScript prints those of the pod UIDs it is given of which the
+// node's containerd holds no container yet: the pod's sandbox is the first
+// the kubelet makes when it begins a pod. Without ctr it prints nothing,
+// and no pod is stamped again.
+const notBegunScript = `command -v ctr >/dev/null || exit 0
+for u; do
+[ -n "$(ctr -n k8s.io containers ls -q "labels.\"io.kubernetes.pod.uid\"==$u" 2>/dev/null)" ] || echo "$u"
+done; true`
+
+// restampScript writes each (staged, manifest, base64 contents) triple's
+// contents to the staged path and moves it over the manifest.
+const restampScript = `while [ $# -gt 2 ]; do printf %s "$3" | base64 -d > "$1" && mv "$1" "$2" || exit 1; shift 3; done`
 
 // startStaticPods moves the components' staged manifests into the kubelet's
 // folder, which starts them.

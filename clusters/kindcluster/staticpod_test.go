@@ -79,6 +79,47 @@ func TestStageParkAndStartMoveEachManifestWhereItBelongs(t *testing.T) {
 	}
 	// Parking a component without a manifest (one that crashed out) is no error.
 	sh(parkScript, path("none.yaml"), path("none.parked"))
+
+	// Stamping again replaces the manifest in the folder, through a staged
+	// file that does not stay.
+	sh(restampScript, path("a.new"), path("a.yaml"), base64.StdEncoding.EncodeToString([]byte("kind: Pod\nname: a, again\n")))
+	if got, err := os.ReadFile(path("a.yaml")); err != nil || string(got) != "kind: Pod\nname: a, again\n" {
+		t.Errorf("a.yaml after stamping again = %q (%v)", got, err)
+	}
+	if _, err := os.Stat(path("a.new")); !os.IsNotExist(err) {
+		t.Errorf("a.new is left behind (%v)", err)
+	}
+}
+
+// notBegunScript asks containerd (ctr, faked here) for containers labelled
+// with each pod's UID and names the pods that have none; without ctr it
+// names none, so that no pod is stamped again for want of a way to look.
+func TestNotBegunScriptNamesThePodsWithoutContainers(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\ncase \"$*\" in *'labels.\"io.kubernetes.pod.uid\"==0a1b'*) echo sandbox-id;; esac\n"
+	if err := os.WriteFile(filepath.Join(bin, "ctr"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shell, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBegun := func(path string, uids ...string) string {
+		t.Helper()
+		cmd := exec.Command(shell, append([]string{"-c", notBegunScript, "sh"}, uids...)...)
+		cmd.Env = []string{"PATH=" + path}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return string(out)
+	}
+	if got := notBegun(bin, "0a1b", "2c3d", "4e5f"); got != "2c3d\n4e5f\n" {
+		t.Errorf("with ctr: %q, want the two pods without containers", got)
+	}
+	if got := notBegun(t.TempDir(), "0a1b", "2c3d"); got != "" {
+		t.Errorf("without ctr: %q, want none", got)
+	}
 }
 
 func TestAbsentListsWhatTheNodeLacksInOrder(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/yaml"
 )
@@ -81,13 +82,17 @@ func SetStaticPodGate(manifest []byte, gate string, value bool) ([]byte, error) 
 // WrittenAnnotation marks each manifest the suite writes with when it did.
 const WrittenAnnotation = "e2e.kep5018.io/written"
 
-// StampStaticPod returns the manifest with WrittenAnnotation set to stamp.
-// A static pod's UID is a hash of its manifest, so putting back a manifest
-// the kubelet ran a moment ago (a gate moved off and on) would reuse the UID
-// of a pod it is still forgetting, and the kubelet then starts it only at a
-// later housekeeping pass (measured: 16 s). The stamp makes every write a
-// new pod.
-func StampStaticPod(manifest []byte, stamp string) ([]byte, error) {
+// StampStaticPod returns the manifest with WrittenAnnotation set to stamp and
+// the pod's UID set to uid.
+//
+// A static pod's UID is otherwise a hash of its manifest, so putting back a
+// manifest the kubelet ran a moment ago (a gate moved off and on) would reuse
+// the UID of a pod it is still forgetting, and the kubelet then starts it
+// only at a later housekeeping pass (measured: 16 s): the caller gives each
+// restart a new uid. Within one restart the uid stays, and a new stamp alone
+// is then an update of the same pod, which makes the kubelet look again at
+// whether it may start it (see kindcluster's startNewPods).
+func StampStaticPod(manifest []byte, uid, stamp string) ([]byte, error) {
 	pod, err := readPod(manifest)
 	if err != nil {
 		return nil, err
@@ -96,6 +101,7 @@ func StampStaticPod(manifest []byte, stamp string) ([]byte, error) {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[WrittenAnnotation] = stamp
+	pod.UID = types.UID(uid)
 	return yaml.Marshal(pod)
 }
 

@@ -171,24 +171,31 @@ func TestDropUnknownKubeletFlagsKeepsWhatTheKubeletKnows(t *testing.T) {
 	}
 }
 
-func TestStampStaticPodMakesANewPodOfTheSameManifest(t *testing.T) {
+func TestStampStaticPodSetsTheUIDAndTheStampOnly(t *testing.T) {
 	for name, manifest := range realManifests(t) {
-		a, err := StampStaticPod(manifest, "1")
+		a, err := StampStaticPod(manifest, "0123456789abcdef0123456789abcdef", "1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := StampStaticPod(a, "2")
-		pa, pb := mustPod(t, a), mustPod(t, b)
-		if pa.Annotations[WrittenAnnotation] != "1" || pb.Annotations[WrittenAnnotation] != "2" {
-			t.Fatalf("%s: stamps %v %v", name, pa.Annotations, pb.Annotations)
+		// A later stamp of the same restart keeps its uid; a new restart's
+		// uid replaces the one before.
+		b, _ := StampStaticPod(a, "0123456789abcdef0123456789abcdef", "2")
+		c, _ := StampStaticPod(b, "fedcba9876543210fedcba9876543210", "3")
+		pa, pb, pc := mustPod(t, a), mustPod(t, b), mustPod(t, c)
+		if pa.Annotations[WrittenAnnotation] != "1" || pb.Annotations[WrittenAnnotation] != "2" || pc.Annotations[WrittenAnnotation] != "3" {
+			t.Fatalf("%s: stamps %v %v %v", name, pa.Annotations, pb.Annotations, pc.Annotations)
 		}
-		delete(pb.Annotations, WrittenAnnotation)
+		if pa.UID != "0123456789abcdef0123456789abcdef" || pb.UID != pa.UID || pc.UID != "fedcba9876543210fedcba9876543210" {
+			t.Fatalf("%s: uids %q %q %q", name, pa.UID, pb.UID, pc.UID)
+		}
+		delete(pc.Annotations, WrittenAnnotation)
+		pc.UID = ""
 		before := mustPod(t, manifest)
-		if len(pb.Annotations) == 0 {
-			pb.Annotations = before.Annotations
+		if len(pc.Annotations) == 0 {
+			pc.Annotations = before.Annotations
 		}
-		if !reflect.DeepEqual(pb, before) {
-			t.Errorf("%s: the stamp changed more than its annotation", name)
+		if !reflect.DeepEqual(pc, before) {
+			t.Errorf("%s: the stamp changed more than its annotation and the uid", name)
 		}
 	}
 }
