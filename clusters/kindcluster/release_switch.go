@@ -3,6 +3,7 @@ package kindcluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
@@ -273,11 +275,20 @@ func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesour
 	return nil
 }
 
-// controlPlaneState says what is not yet as it should be after a switch, or "".
+// controlPlaneState says what is not yet as it should be after a switch, or
+// "". Its requests are bounded (quickRead): the new kubelet may be
+// recreating kube-apiserver, and one unbounded look could then take 10 s of
+// a window counted in one-second looks.
 func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) string {
-	v, err := c.Client.Discovery().ServerVersion()
+	ctx, cancel := context.WithTimeout(ctx, quickRead)
+	defer cancel()
+	raw, err := c.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
-		return err.Error()
+		return "reading the server version: " + err.Error()
+	}
+	var v version.Info
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "reading the server version: " + err.Error()
 	}
 	if v.GitVersion != bits.Release.GitVersion() {
 		return "server version " + v.GitVersion

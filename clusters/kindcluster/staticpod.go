@@ -419,13 +419,14 @@ func (m mirrorPods) hash(comp profile.Component) string {
 	return ""
 }
 
-// mirrorPodsRead bounds readMirrorPods. client-go retries a GET whose
-// connection ends without an answer ten times, a second apart, and that is
-// what a kube-apiserver that is down gives through kind's published port
-// (the port's proxy accepts, then closes): after the GA lock spec's refused
-// flag, reading three mirror pods one by one took 30 s of a 34 s restore.
-// A serving kube-apiserver lists a node's pods in well under a second.
-const mirrorPodsRead = 3 * time.Second
+// quickRead bounds a request made where kube-apiserver may be down. client-go
+// retries a GET whose connection ends without an answer ten times, a second
+// apart, and that is what a kube-apiserver that is down gives through kind's
+// published port (the port's proxy accepts, then closes): after the GA lock
+// spec's refused flag, reading three mirror pods one by one took 30 s of a
+// 34 s restore. A serving kube-apiserver answers such a request in well
+// under a second.
+const quickRead = 3 * time.Second
 
 // readMirrorPods reads the components' mirror pods before a restart, in one
 // request. Where kube-apiserver does not answer (a component refusing its
@@ -433,7 +434,7 @@ const mirrorPodsRead = 3 * time.Second
 // without them, and says so.
 func (c *Cluster) readMirrorPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) mirrorPods {
 	pods := mirrorPods{}
-	ctx, cancel := context.WithTimeout(ctx, mirrorPodsRead)
+	ctx, cancel := context.WithTimeout(ctx, quickRead)
 	defer cancel()
 	list, err := c.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + cp.String()})
 	if err != nil {
