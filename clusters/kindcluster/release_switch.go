@@ -72,9 +72,10 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	// The version skew policy: going up the control plane first, coming
 	// down the kubelets first; kube-apiserver is never older than the
 	// components that talk to it (restartWithAPIServer).
-	pipeline := []action{loadImages, control, kubelets}
+	pin := action{"pin etcd's UID", func(ctx context.Context) error { return c.pinEtcdUID(ctx, cp) }}
+	pipeline := []action{pin, loadImages, control, kubelets}
 	if !upgrade {
-		pipeline = []action{loadImages, kubelets, control}
+		pipeline = []action{pin, loadImages, kubelets, control}
 	}
 	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
@@ -89,6 +90,42 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	}
 	c.Release = to
 	return steps, nil
+}
+
+// etcdManifest is etcd's static pod manifest on the control-plane node.
+const etcdManifest = "/etc/kubernetes/manifests/etcd.yaml"
+
+// pinEtcdUID writes into etcd's manifest, where it sets none, the UID the
+// kubelet runs etcd's pod under (its mirror pod's config hash). The kubelet
+// derives a static pod's UID from the manifest and its own version, so a
+// kubelet of another release sees a new pod and recreates etcd under a
+// kube-apiserver that keeps running, whose etcd client then waits out its
+// reconnect back-off: three of seven switches up settled in 52-56 s
+// instead of 9-15 s. With the UID in the manifest the running kubelet sees
+// the same pod, unchanged, and so does the next. (The other static pods get
+// UIDs of their own at every restart, see stopStaticPods.)
+func (c *Cluster) pinEtcdUID(ctx context.Context, cp nodes.Node) error {
+	manifest, err := readFile(cp, etcdManifest)
+	if err != nil {
+		return err
+	}
+	if uid, err := nodeconfig.StaticPodUID(manifest); err != nil || uid != "" {
+		return err
+	}
+	mirror, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, "etcd-"+cp.String(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading etcd's mirror pod: %w", err)
+	}
+	uid := mirror.Annotations[configHash]
+	if uid == "" {
+		return fmt.Errorf("etcd's mirror pod has no %s annotation", configHash)
+	}
+	pinned, err := nodeconfig.PinStaticPodUID(manifest, uid)
+	if err != nil {
+		return fmt.Errorf("%s: %w", etcdManifest, err)
+	}
+	c.logf("etcd's manifest pinned to the UID it runs under, %s", uid)
+	return writeFile(cp, etcdManifest, pinned)
 }
 
 // switchControlPlaneImages points the static pods at the target release's

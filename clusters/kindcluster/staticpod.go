@@ -144,7 +144,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 	dirs, _ := run(cp, podCgroupsScript, names...)
 	cgroups := strings.Fields(dirs)
 	start := time.Now()
-	next, err := c.stopStaticPods(ctx, cp, manifests, true)
+	next, err := c.stopStaticPods(ctx, cp, manifests)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifest
 // nextPod is a component's new static pod, as stopStaticPods stages it.
 type nextPod struct {
 	comp     profile.Component
-	uid      string // the new pod's UID, set in its manifest; "": the kubelet's
+	uid      string // the new pod's UID, set in its manifest
 	manifest []byte // the new manifest as given, before the stamp
 }
 
@@ -209,22 +209,16 @@ func newPodUID() (string, error) {
 // longer serve, ends them (what the kubelet does at the end of the grace
 // period anyway). It returns, in profile.ControlPlane order, the components'
 // new pods; their manifests wait, staged, for startNewPods or a kubelet
-// restart (startWithKubeletRestart).
-//
-// ownUIDs gives each new pod a UID of its own in its manifest, which
-// startNewPods needs; without, the kubelet derives it from the manifest, as
-// it does for kubeadm's. A derived UID changes with the kubelet's version,
-// and a release switch relies on that: the new kubelet recreates etcd
-// (whose manifest the suite leaves alone) and, with derived UIDs,
-// kube-apiserver after it, which then finds the new etcd at once. With UIDs
-// of their own kube-apiserver stayed, its etcd client waited out its
-// reconnect back-off, and the control plane settled 52-56 s after three
-// of seven switches up (1.33, 1.35), where 9-15 s before. Stopping kube-apiserver holds its clients
+// restart (startWithKubeletRestart). Stopping kube-apiserver holds its clients
 // (see hold.go) until waitComponent sees the new one serve. Each step is
 // one command on the node for all the components: a command costs about
 // 0.2 s (docker exec), and one per component and step added 2 s to a move
 // of three.
-func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, ownUIDs bool) (next []nextPod, err error) {
+//
+// Each new pod gets a UID of its own in its manifest: startNewPods needs it,
+// and a kubelet of another release then sees the same pod, where a UID it
+// derives changes with its version (see pinEtcdUID).
+func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
 	now := time.Now()
 	var comps []profile.Component
 	var staged, park, names, urls []string
@@ -233,12 +227,11 @@ func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests m
 		if !ok {
 			continue
 		}
-		pod := nextPod{comp: comp, manifest: m}
-		if ownUIDs {
-			if pod.uid, err = newPodUID(); err != nil {
-				return nil, err
-			}
+		uid, err := newPodUID()
+		if err != nil {
+			return nil, err
 		}
+		pod := nextPod{comp: comp, uid: uid, manifest: m}
 		next = append(next, pod)
 		comps = append(comps, comp)
 		stamped, err := pod.stamped(now)
@@ -519,7 +512,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	maps.Copy(all, edited)
 	start := time.Now()
 	before := c.readMirrorPods(ctx, cp, all)
-	if _, err := c.stopStaticPods(ctx, cp, all, false); err != nil {
+	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
 		return err
 	}
 	c.logf("control plane stopped after %s", elapsed(start))

@@ -105,6 +105,28 @@ func StampStaticPod(manifest []byte, uid, stamp string) ([]byte, error) {
 	return yaml.Marshal(pod)
 }
 
+// StaticPodUID reads the UID a static pod manifest sets ("": none, the
+// kubelet derives one).
+func StaticPodUID(manifest []byte) (string, error) {
+	pod, err := readPod(manifest)
+	if err != nil {
+		return "", err
+	}
+	return string(pod.UID), nil
+}
+
+// PinStaticPodUID returns the manifest with the pod's UID set to uid and
+// nothing else changed: given the UID the kubelet runs the pod under, the
+// kubelet sees the same pod, unchanged.
+func PinStaticPodUID(manifest []byte, uid string) ([]byte, error) {
+	pod, err := readPod(manifest)
+	if err != nil {
+		return nil, err
+	}
+	pod.UID = types.UID(uid)
+	return yaml.Marshal(pod)
+}
+
 // StaticPodGates reads the --feature-gates of a static pod manifest.
 func StaticPodGates(manifest []byte) (map[string]bool, error) {
 	pod, err := readPod(manifest)

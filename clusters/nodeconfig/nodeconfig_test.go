@@ -205,6 +205,26 @@ func TestStampStaticPodSetsTheUIDAndTheStampOnly(t *testing.T) {
 	}
 }
 
+func TestPinStaticPodUIDSetsTheUIDOnly(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		if uid, err := StaticPodUID(manifest); err != nil || uid != "" {
+			t.Fatalf("%s: kubeadm's manifest has uid %q (%v)", name, uid, err)
+		}
+		pinned, err := PinStaticPodUID(manifest, "0123456789abcdef0123456789abcdef")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid, _ := StaticPodUID(pinned); uid != "0123456789abcdef0123456789abcdef" {
+			t.Fatalf("%s: uid %q after pinning", name, uid)
+		}
+		after := mustPod(t, pinned)
+		after.UID = ""
+		if !reflect.DeepEqual(after, mustPod(t, manifest)) {
+			t.Errorf("%s: pinning changed more than the uid", name)
+		}
+	}
+}
+
 func TestKubeletGatesReadsWhatSetKubeletGateWrote(t *testing.T) {
 	in := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: 10s\n"
 	if gates, err := KubeletGates([]byte(in)); err != nil || len(gates) != 0 {
