@@ -220,7 +220,6 @@ func newPodUID() (string, error) {
 // derives changes with its version (see pinEtcdUID).
 func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
 	now := time.Now()
-	var comps []profile.Component
 	var staged, park, names, urls []string
 	for _, comp := range profile.ControlPlane {
 		m, ok := manifests[comp]
@@ -233,7 +232,6 @@ func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests m
 		}
 		pod := nextPod{comp: comp, uid: uid, manifest: m}
 		next = append(next, pod)
-		comps = append(comps, comp)
 		stamped, err := pod.stamped(now)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", comp, err)
@@ -246,7 +244,7 @@ func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests m
 	// Staged first: an interrupted restart can be finished by hand (move the
 	// staged file into the folder) and never loses a manifest.
 	if out, err := run(cp, stageScript, staged...); err != nil {
-		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", comps, cp, err, out)
+		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", names, cp, err, out)
 	}
 	if _, ok := manifests[profile.APIServer]; ok {
 		// Lifted by waitComponent once the new kube-apiserver serves and
@@ -261,7 +259,7 @@ func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests m
 		}()
 	}
 	if out, err := run(cp, parkScript, park...); err != nil {
-		return nil, fmt.Errorf("taking the manifests of %v out of the kubelet's folder on %s: %w: %s", comps, cp, err, out)
+		return nil, fmt.Errorf("taking the manifests of %v out of the kubelet's folder on %s: %w: %s", names, cp, err, out)
 	}
 	var serving string
 	stopped := func(ctx context.Context) (bool, error) {
@@ -308,12 +306,12 @@ func (c *Cluster) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPo
 		return err
 	}
 	written := time.Now()
+	var uids []string
+	for _, p := range pods {
+		uids = append(uids, p.uid)
+	}
 	var waiting []nextPod
 	begun := func(ctx context.Context) (bool, error) {
-		var uids []string
-		for _, p := range pods {
-			uids = append(uids, p.uid)
-		}
 		out, err := run(cp, notBegunScript, uids...)
 		if err != nil {
 			return false, nil
@@ -327,16 +325,21 @@ func (c *Cluster) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPo
 		if len(waiting) == 0 || time.Since(written) < podStartRetry {
 			return len(waiting) == 0, nil
 		}
-		var args []string
+		// Staged and moved in as the first time (two commands; this is
+		// the rare path).
+		var staged []string
 		for _, p := range waiting {
 			stamped, err := p.stamped(time.Now())
 			if err != nil {
 				return false, err
 			}
-			args = append(args, stagingPath(manifestPath(p.comp)), manifestPath(p.comp), base64.StdEncoding.EncodeToString(stamped))
+			staged = append(staged, stagingPath(manifestPath(p.comp)), base64.StdEncoding.EncodeToString(stamped))
 		}
-		if out, err := run(cp, restampScript, args...); err != nil {
-			return false, fmt.Errorf("stamping the manifests of %v again on %s: %w: %s", components(waiting), cp, err, out)
+		if out, err := run(cp, stageScript, staged...); err != nil {
+			return false, fmt.Errorf("staging the manifests of %v again on %s: %w: %s", components(waiting), cp, err, out)
+		}
+		if err := startStaticPods(cp, components(waiting)); err != nil {
+			return false, err
 		}
 		written = time.Now()
 		c.logf("%v: new pods not begun %s into the move, their manifests stamped again", components(waiting), elapsed(start))
@@ -368,10 +371,6 @@ const notBegunScript = `command -v ctr >/dev/null || exit 0
 for u; do
 [ -n "$(ctr -n k8s.io containers ls -q "labels.\"io.kubernetes.pod.uid\"==$u" 2>/dev/null)" ] || echo "$u"
 done; true`
-
-// restampScript writes each (staged, manifest, base64 contents) triple's
-// contents to the staged path and moves it over the manifest.
-const restampScript = `while [ $# -gt 2 ]; do printf %s "$3" | base64 -d > "$1" && mv "$1" "$2" || exit 1; shift 3; done`
 
 // startStaticPods moves the components' staged manifests into the kubelet's
 // folder, which starts them.

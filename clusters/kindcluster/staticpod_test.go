@@ -80,9 +80,10 @@ func TestStageParkAndStartMoveEachManifestWhereItBelongs(t *testing.T) {
 	// Parking a component without a manifest (one that crashed out) is no error.
 	sh(parkScript, path("none.yaml"), path("none.parked"))
 
-	// Stamping again replaces the manifest in the folder, through a staged
-	// file that does not stay.
-	sh(restampScript, path("a.new"), path("a.yaml"), base64.StdEncoding.EncodeToString([]byte("kind: Pod\nname: a, again\n")))
+	// Stamping again is staging and moving in once more: the new manifest
+	// replaces the one in the folder, and no staged file stays.
+	sh(stageScript, path("a.new"), base64.StdEncoding.EncodeToString([]byte("kind: Pod\nname: a, again\n")))
+	sh(moveInScript, path("a.new"), path("a.yaml"), path("a.parked"))
 	if got, err := os.ReadFile(path("a.yaml")); err != nil || string(got) != "kind: Pod\nname: a, again\n" {
 		t.Errorf("a.yaml after stamping again = %q (%v)", got, err)
 	}
