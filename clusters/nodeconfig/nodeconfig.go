@@ -83,7 +83,7 @@ func SetStaticPodGate(manifest []byte, gate string, value bool) ([]byte, error) 
 const WrittenAnnotation = "e2e.kep5018.io/written"
 
 // StampStaticPod returns the manifest with WrittenAnnotation set to stamp and
-// the pod's UID set to uid ("": none, the kubelet derives one).
+// the pod's UID set to uid.
 //
 // A static pod's UID is otherwise a hash of its manifest, so putting back a
 // manifest the kubelet ran a moment ago (a gate moved off and on) would reuse
