@@ -6,6 +6,7 @@ package contract
 
 import (
 	"bufio"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,4 +75,79 @@ func ParseOutput(log string) (env map[string]string, ready bool, err error) {
 		}
 	}
 	return env, ready, s.Err()
+}
+
+// DriverName is the bundled driver's name (also its CDI vendor and its
+// DeviceClass): the devices every spec but the feature groups use.
+const DriverName = "testdriver.e2e.adminaccess.example.com"
+
+// PlainDevices is how many plain devices DriverName publishes per node.
+const PlainDevices = 4
+
+// Layout is the shape of what one driver instance publishes on each node.
+// The suite's own driver is always LayoutPlain, so every existing spec sees
+// the same devices; a feature group installs a second instance, under a name
+// of its own, with the layout its feature needs, and removes it afterwards.
+type Layout string
+
+const (
+	// LayoutPlain: n independent devices dev-0 … dev-(n-1), index 0 … n-1.
+	LayoutPlain Layout = "plain"
+	// LayoutPartitionable: one device that can be had whole or as two halves
+	// (KEP-4815). All three draw on one counter set whose counter fits the
+	// whole device exactly once, so an ordinary claim on the whole device
+	// uses every counter, and a half uses half of them.
+	LayoutPartitionable Layout = "partitionable"
+	// LayoutTainted: TaintedDevices, each tainted (KEP-5055) with TaintKey
+	// and its own effect.
+	LayoutTainted Layout = "tainted"
+)
+
+// Layouts lists the known layouts.
+var Layouts = []Layout{LayoutPlain, LayoutPartitionable, LayoutTainted}
+
+// TaintKey and TaintValue taint the LayoutTainted devices.
+const (
+	TaintKey   = "e2e.adminaccess.example.com/maintenance"
+	TaintValue = "true"
+)
+
+// TaintedDevice is one device of LayoutTainted and its taint's effect.
+type TaintedDevice struct{ Name, Effect string }
+
+// TaintedDevices are the LayoutTainted devices in index order.
+var TaintedDevices = []TaintedDevice{{"noschedule-0", "NoSchedule"}, {"noexecute-1", "NoExecute"}}
+
+// Partitionable layout names: the counter set, its one counter, and how much
+// of it the whole device holds.
+const (
+	PartitionCounterSet = "memory-slots"
+	PartitionCounter    = "memory"
+	PartitionWhole      = "2Gi"
+	PartitionHalf       = "1Gi"
+)
+
+// PartitionDevices are the LayoutPartitionable devices in index order: the
+// whole device first, then its halves. The "index" attribute is the position.
+var PartitionDevices = []string{"whole", "half-0", "half-1"}
+
+// Published is how many devices a layout publishes per node (plain: n).
+func (l Layout) Published(n int) int {
+	switch l {
+	case LayoutPartitionable:
+		return len(PartitionDevices)
+	case LayoutTainted:
+		return len(TaintedDevices)
+	}
+	return n
+}
+
+// ParseLayout refuses an unknown layout by name.
+func ParseLayout(s string) (Layout, error) {
+	for _, l := range Layouts {
+		if string(l) == s {
+			return l, nil
+		}
+	}
+	return "", fmt.Errorf("unknown device layout %q: known layouts are %v", s, Layouts)
 }

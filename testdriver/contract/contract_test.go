@@ -48,3 +48,14 @@ func TestSpecsSpellNoContractLiteral(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLayout(t *testing.T) {
+	for _, l := range Layouts {
+		if got, err := ParseLayout(string(l)); err != nil || got != l {
+			t.Errorf("ParseLayout(%q) = %q, %v", l, got, err)
+		}
+	}
+	if _, err := ParseLayout("halves"); err == nil || !strings.Contains(err.Error(), `unknown device layout "halves"`) {
+		t.Errorf("an unknown layout must be refused by name, got %v", err)
+	}
+}

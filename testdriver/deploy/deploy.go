@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 //go:embed manifests/driver.yaml
@@ -34,7 +36,10 @@ type Options struct {
 	Namespace  string
 	Image      string
 	DriverName string
-	Devices    int
+	// Layout is what the driver publishes on each node (plain unless set);
+	// Devices how many plain devices.
+	Layout  contract.Layout
+	Devices int
 	// DeviceClass is the class the suite's claims use.
 	DeviceClass string
 	// APIServerHost and APIServerPort, when set, are where the driver
@@ -56,16 +61,22 @@ func (o Options) Defaults() Options {
 		o.Namespace = "dra-testdriver"
 	}
 	if o.DriverName == "" {
-		o.DriverName = "testdriver.e2e.adminaccess.example.com"
+		o.DriverName = contract.DriverName
+	}
+	if o.Layout == "" {
+		o.Layout = contract.LayoutPlain
 	}
 	if o.Devices == 0 {
-		o.Devices = 4
+		o.Devices = contract.PlainDevices
 	}
 	if o.DeviceClass == "" {
-		o.DeviceClass = "testdriver.e2e.adminaccess.example.com"
+		o.DeviceClass = o.DriverName
 	}
 	return o
 }
+
+// Published is how many devices the driver publishes on each node.
+func (o Options) Published() int { return o.Layout.Published(o.Devices) }
 
 // Objects renders the embedded manifests into typed objects.
 func Objects(o Options) ([]any, error) {
@@ -175,14 +186,14 @@ func WaitPublished(ctx context.Context, client kubernetes.Interface, dyn dynamic
 		}
 		seen = fmt.Sprint(perNode)
 		for _, n := range nodes.Items {
-			if perNode[n.Name] != o.Devices {
+			if perNode[n.Name] != o.Published() {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("driver %s did not publish %d devices on every node within %s (devices per node: %s): %w", o.DriverName, o.Devices, timeout, seen, err)
+		return fmt.Errorf("driver %s did not publish %d devices on every node within %s (devices per node: %s): %w", o.DriverName, o.Published(), timeout, seen, err)
 	}
 	return nil
 }

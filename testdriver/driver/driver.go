@@ -66,33 +66,87 @@ type Driver struct {
 	Name     string
 	NodeName string
 	Devices  int
-	CDI      cdi.Writer
-	State    *state.Checkpoint
+	// Layout is what the node publishes; plain unless set.
+	Layout contract.Layout
+	CDI    cdi.Writer
+	State  *state.Checkpoint
 	// Cancel stops the process on a fatal background error.
 	Cancel func(error)
 
 	mu sync.Mutex
 }
 
-// Resources is what the node publishes: one pool named after the node with
-// Devices devices, each with a few attributes specs may select on.
+// Resources is what the node publishes: one pool named after the node, with
+// the devices of the driver's layout, each with an "index" attribute specs
+// select on.
 func (d *Driver) Resources() resourceslice.DriverResources {
-	var devices []resourceapi.Device
-	for i := 0; i < d.Devices; i++ {
-		devices = append(devices, resourceapi.Device{
-			Name: contract.DeviceName(i),
-			Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
-				"index": {IntValue: ptr.To(int64(i))},
-				"model": {StringValue: ptr.To("e2e-test-device")},
-			},
-			Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
-				"memory": {Value: resource.MustParse("1Gi")},
-			},
-		})
+	var slices []resourceslice.Slice
+	switch d.Layout {
+	case contract.LayoutPartitionable:
+		slices = partitionable()
+	case contract.LayoutTainted:
+		slices = []resourceslice.Slice{{Devices: tainted()}}
+	default:
+		slices = []resourceslice.Slice{{Devices: plain(d.Devices)}}
 	}
-	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
-		d.NodeName: {Slices: []resourceslice.Slice{{Devices: devices}}},
+	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.NodeName: {Slices: slices}}}
+}
+
+func device(name string, index int, memory string) resourceapi.Device {
+	return resourceapi.Device{
+		Name: name,
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"index": {IntValue: ptr.To(int64(index))},
+			"model": {StringValue: ptr.To("e2e-test-device")},
+		},
+		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+			"memory": {Value: resource.MustParse(memory)},
+		},
+	}
+}
+
+func plain(n int) []resourceapi.Device {
+	var devices []resourceapi.Device
+	for i := 0; i < n; i++ {
+		devices = append(devices, device(contract.DeviceName(i), i, "1Gi"))
+	}
+	return devices
+}
+
+// partitionable is one counter set and, in a slice of their own (from 1.35 a
+// slice carries either shared counters or devices), the whole device and its
+// two halves, each consuming its share of the counter.
+func partitionable() []resourceslice.Slice {
+	counters := []resourceapi.CounterSet{{
+		Name:     contract.PartitionCounterSet,
+		Counters: map[string]resourceapi.Counter{contract.PartitionCounter: {Value: resource.MustParse(contract.PartitionWhole)}},
 	}}
+	var devices []resourceapi.Device
+	for i, name := range contract.PartitionDevices {
+		memory := contract.PartitionHalf
+		if i == 0 {
+			memory = contract.PartitionWhole
+		}
+		dev := device(name, i, memory)
+		dev.ConsumesCounters = []resourceapi.DeviceCounterConsumption{{
+			CounterSet: contract.PartitionCounterSet,
+			Counters:   map[string]resourceapi.Counter{contract.PartitionCounter: {Value: resource.MustParse(memory)}},
+		}}
+		devices = append(devices, dev)
+	}
+	return []resourceslice.Slice{{SharedCounters: counters}, {Devices: devices}}
+}
+
+// tainted is one device per taint effect, each tainted by the driver itself
+// in its slice (the way a driver reports an unhealthy device).
+func tainted() []resourceapi.Device {
+	var devices []resourceapi.Device
+	for i, t := range contract.TaintedDevices {
+		dev := device(t.Name, i, "1Gi")
+		dev.Taints = []resourceapi.DeviceTaint{{Key: contract.TaintKey, Value: contract.TaintValue, Effect: resourceapi.DeviceTaintEffect(t.Effect)}}
+		devices = append(devices, dev)
+	}
+	return devices
 }
 
 // PrepareResourceClaims prepares each claim independently: one claim's bad

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/state"
 )
 
@@ -133,5 +136,83 @@ func TestResourcesPublishOnePoolPerNode(t *testing.T) {
 	pools := d.Resources().Pools
 	if len(pools) != 1 || len(pools["node-1"].Slices[0].Devices) != 2 || pools["node-1"].Slices[0].Devices[1].Name != "dev-1" {
 		t.Fatalf("pools %+v", pools)
+	}
+}
+
+// The partitionable layout must be what the KEP-4815 specs rely on: the
+// counter set alone in its slice (1.35+ validation), and the whole device
+// consuming all of the counter, each half exactly half of it.
+func TestPartitionableLayout(t *testing.T) {
+	d := newDriver(t)
+	d.Layout = contract.LayoutPartitionable
+	pool, ok := d.Resources().Pools["node-1"]
+	if !ok || len(pool.Slices) != 2 {
+		t.Fatalf("want one pool named after the node with two slices, got %+v", d.Resources().Pools)
+	}
+	counters, devices := pool.Slices[0], pool.Slices[1]
+	if len(counters.Devices) != 0 || len(devices.SharedCounters) != 0 {
+		t.Fatal("a slice carries either shared counters or devices")
+	}
+	if len(counters.SharedCounters) != 1 || counters.SharedCounters[0].Name != contract.PartitionCounterSet {
+		t.Fatalf("counter sets %+v", counters.SharedCounters)
+	}
+	total := counters.SharedCounters[0].Counters[contract.PartitionCounter].Value
+	var names []string
+	halves := resource.Quantity{}
+	for i, dev := range devices.Devices {
+		names = append(names, dev.Name)
+		if got := *dev.Attributes["index"].IntValue; got != int64(i) {
+			t.Errorf("%s has index %d, want %d", dev.Name, got, i)
+		}
+		if len(dev.ConsumesCounters) != 1 || dev.ConsumesCounters[0].CounterSet != contract.PartitionCounterSet {
+			t.Fatalf("%s consumes %+v", dev.Name, dev.ConsumesCounters)
+		}
+		used := dev.ConsumesCounters[0].Counters[contract.PartitionCounter].Value
+		if i == 0 && used.Cmp(total) != 0 {
+			t.Errorf("the whole device consumes %s of %s", used.String(), total.String())
+		}
+		if i > 0 {
+			halves.Add(used)
+		}
+	}
+	if halves.Cmp(total) != 0 {
+		t.Errorf("the halves consume %s together, the counter set holds %s", halves.String(), total.String())
+	}
+	if !reflect.DeepEqual(names, contract.PartitionDevices) {
+		t.Errorf("devices %v, want %v", names, contract.PartitionDevices)
+	}
+	if got := contract.LayoutPartitionable.Published(4); got != len(devices.Devices) {
+		t.Errorf("Published says %d devices, the slice has %d", got, len(devices.Devices))
+	}
+}
+
+func TestPlainLayoutIsTheDefault(t *testing.T) {
+	d := newDriver(t)
+	pool := d.Resources().Pools["node-1"]
+	if len(pool.Slices) != 1 || len(pool.Slices[0].Devices) != d.Devices || len(pool.Slices[0].SharedCounters) != 0 {
+		t.Fatalf("plain layout published %+v", pool.Slices)
+	}
+	for _, dev := range pool.Slices[0].Devices {
+		if len(dev.ConsumesCounters) != 0 {
+			t.Errorf("plain device %s consumes counters", dev.Name)
+		}
+	}
+}
+
+func TestTaintedLayout(t *testing.T) {
+	d := newDriver(t)
+	d.Layout = contract.LayoutTainted
+	slices := d.Resources().Pools["node-1"].Slices
+	if len(slices) != 1 || len(slices[0].Devices) != len(contract.TaintedDevices) {
+		t.Fatalf("tainted layout published %+v", slices)
+	}
+	for i, dev := range slices[0].Devices {
+		want := contract.TaintedDevices[i]
+		if dev.Name != want.Name || len(dev.Taints) != 1 || dev.Taints[0].Key != contract.TaintKey || string(dev.Taints[0].Effect) != want.Effect {
+			t.Errorf("device %d: %s tainted %+v, want %s with %s", i, dev.Name, dev.Taints, want.Name, want.Effect)
+		}
+		if got := string(resourceapi.DeviceTaintEffect(want.Effect)); got != string(resourceapi.DeviceTaintEffectNoSchedule) && got != string(resourceapi.DeviceTaintEffectNoExecute) {
+			t.Errorf("effect %q is not one the API knows", got)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/driver"
 	"github.com/kep5018/adminaccess-conformance/testdriver/publish"
 	"github.com/kep5018/adminaccess-conformance/testdriver/state"
@@ -29,18 +30,24 @@ import (
 
 func main() {
 	klog.InitFlags(nil)
-	name := flag.String("driver-name", "testdriver.e2e.adminaccess.example.com", "DRA driver name (also the CDI vendor)")
-	devices := flag.Int("devices", 4, "devices published per node")
+	name := flag.String("driver-name", contract.DriverName, "DRA driver name (also the CDI vendor)")
+	devices := flag.Int("devices", contract.PlainDevices, "devices published per node (layout plain)")
+	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices) or partitionable (a whole device and two halves on one counter set)")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where CDI specs are written")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "this node")
 	flag.Parse()
-	if err := run(*name, *nodeName, *cdiDir, *devices); err != nil {
+	layout, err := contract.ParseLayout(*layoutName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testdriver:", err)
+		os.Exit(2)
+	}
+	if err := run(*name, *nodeName, *cdiDir, *devices, layout); err != nil {
 		klog.ErrorS(err, "testdriver stopped")
 		os.Exit(1)
 	}
 }
 
-func run(name, nodeName, cdiDir string, devices int) error {
+func run(name, nodeName, cdiDir string, devices int, layout contract.Layout) error {
 	if nodeName == "" {
 		return fmt.Errorf("no node name: set --node-name or NODE_NAME")
 	}
@@ -67,7 +74,7 @@ func run(name, nodeName, cdiDir string, devices int) error {
 	if err != nil {
 		return err
 	}
-	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices,
+	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Layout: layout,
 		CDI: cdi.Writer{Dir: cdiDir, Vendor: name}, State: checkpoint, Cancel: cancel}
 	// Both DRA gRPC services are served (the helper's default): 1.33 kubelets
 	// call v1beta1, 1.34+ call v1.
@@ -93,7 +100,7 @@ func run(name, nodeName, cdiDir string, devices int) error {
 			return len(list.Items), nil
 		},
 	}
-	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "devices", devices, "preparedClaims", len(checkpoint.UIDs()))
+	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "layout", layout, "devices", layout.Published(devices), "preparedClaims", len(checkpoint.UIDs()))
 	if err := keeper.Run(ctx); err != nil {
 		return err
 	}
