@@ -88,6 +88,11 @@ type Release struct {
 	// as lists, so config patches must be JSON-6902 appends).
 	KubeadmV1Beta4 bool
 	Metrics        Metrics
+	// OnByDefault are the allocator features kube-scheduler runs with when
+	// only ExtraGates are set (pkg/features/kube_features.go); Allocators the
+	// structured allocator's implementations, in the order it tries them.
+	OnByDefault []Feature
+	Allocators  []Allocator
 }
 
 // KindVersion is the kind release whose node images and Go module the suite uses.
@@ -147,7 +152,10 @@ var table = map[string]Release{
 		ExtraGates:        map[string]bool{"DynamicResourceAllocation": true},
 		GateState:         Alpha,
 		AdminLabel:        labelAlpha, StaleLabel: labelBeta,
-		Metrics: metricsUnlabelled,
+		// DRAAdminAccess is alpha: on only because the suite's profiles switch it on.
+		OnByDefault: []Feature{FeatureAdminAccess},
+		Allocators:  oneAllocator133,
+		Metrics:     metricsUnlabelled,
 	},
 	"1.34": {
 		Minor: "1.34", Version: "1.34.4",
@@ -156,7 +164,9 @@ var table = map[string]Release{
 		ClaimQuotaVersion: "v1",
 		GateState:         Beta,
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		Metrics: metricsLabelled,
+		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeatureDeviceStatus},
+		Allocators:  allocators134,
+		Metrics:     metricsLabelled,
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",
@@ -166,7 +176,10 @@ var table = map[string]Release{
 		GateState:         Beta,
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
-		Metrics:             withSource(metricsLabelled),
+		// DRAResourceClaimDeviceStatus is on, DRADeviceBindingConditions alpha and off.
+		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList},
+		Allocators:  allocators135,
+		Metrics:     withSource(metricsLabelled),
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
@@ -177,7 +190,11 @@ var table = map[string]Release{
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
-		Metrics:             forgettingDeleted(withSource(metricsLabelled)),
+		// Every DRA gate but the alpha DRAListTypeAttributes is beta or GA and on.
+		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity},
+		Allocators: allocators136,
+		Metrics:    forgettingDeleted(withSource(metricsLabelled)),
 	},
 	// Read in the v1.37.2 module: the gate is still GA and locked (removal
 	// planned for 1.39), the label key and denial text are 1.36's, v1 is the
@@ -192,7 +209,11 @@ var table = map[string]Release{
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		KubeadmV1Beta4:      true,
-		Metrics:             metricsDRA,
+		// DRAFractionalCapacityRange is beta and on at emulation version 1.37.
+		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange},
+		Allocators: allocators137,
+		Metrics:    metricsDRA,
 	},
 }
 

@@ -189,3 +189,78 @@ func TestOnly133CountsClaimQuotaFromAnotherVersionThanItWatches(t *testing.T) {
 		t.Errorf("1.33 prefers %s, want v1beta2 (what its discovery says with both betas on)", r.PreferredVersion())
 	}
 }
+
+// The allocator each release's default feature set selects, by the rule of
+// structured.NewAllocator: the first implementation whose supported features
+// cover the set.
+func TestAllocatorOfTheDefaultFeatureSet(t *testing.T) {
+	want := map[string]string{
+		"1.33": "structured (one implementation)",
+		// DRAResourceClaimDeviceStatus is beta and on, and only experimental supports it in v0.34.
+		"1.34": "experimental",
+		"1.35": "incubating", "1.36": "incubating", "1.37": "incubating",
+	}
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		got, err := r.AllocatorFor(r.DefaultFeatures())
+		if err != nil || got != want[m] {
+			t.Errorf("%s: allocator %q (%v), want %q", m, got, err, want[m])
+		}
+	}
+}
+
+func TestAllocatorFollowsTheFeatureSet(t *testing.T) {
+	r135, _ := Get("1.35")
+	r136, _ := Get("1.36")
+	cases := []struct {
+		r    Release
+		fs   []Feature
+		want string
+	}{
+		// stable of 1.35 supports nothing: only a set without any DRA feature gets it.
+		{r135, nil, "stable"},
+		{r135, []Feature{FeatureAdminAccess}, "incubating"},
+		{r135, []Feature{FeatureAdminAccess, FeaturePartitionableDevices, FeatureDeviceTaints}, "incubating"},
+		{r135, []Feature{FeatureAdminAccess, FeatureConsumableCapacity}, "experimental"},
+		// 1.36 serves admin access from stable once consumable capacity and binding conditions are off.
+		{r136, []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}, "stable"},
+		{r136, append(r136.DefaultFeatures().Features, FeatureListTypeAttributes), "experimental"},
+	}
+	for _, c := range cases {
+		got, err := c.r.AllocatorFor(FeatureSet{Name: "test", Features: c.fs})
+		if err != nil || got != c.want {
+			t.Errorf("%s %v: %q (%v), want %q", c.r.Minor, c.fs, got, err, c.want)
+		}
+	}
+	if _, err := r135.AllocatorFor(FeatureSet{Name: "future", Features: []Feature{"DRASomethingNew"}}); err == nil {
+		t.Error("a feature no implementation supports must be an error, not a guess")
+	}
+	if !r136.DefaultFeatures().Has(FeaturePartitionableDevices) || r135.DefaultFeatures().Has(FeaturePartitionableDevices) {
+		t.Error("partitionable devices are on by default from 1.36 (beta), off before (alpha)")
+	}
+}
+
+func TestKnownDefectRows(t *testing.T) {
+	for _, m := range []string{"1.36", "1.37"} {
+		r, _ := Get(m)
+		d, ok := r.KnownDefect(DefectAdminConsumesCounters, "incubating")
+		if !ok || d.Title != "DRA: AdminAccess consumes counters" {
+			t.Errorf("%s: #140729 must be declared for the default allocator", m)
+		}
+		if _, ok := r.KnownDefect(DefectAdminConsumesCounters, "stable"); !ok {
+			t.Errorf("%s: stable checks counters for admin requests too", m)
+		}
+	}
+	r134, _ := Get("1.34")
+	if _, ok := r134.KnownDefect(DefectAdminConsumesCounters, "experimental"); ok {
+		t.Error("1.34 is not a release the defect is declared for")
+	}
+	r136, _ := Get("1.36")
+	d, _ := r136.KnownDefect(DefectAdminConsumesCounters, "incubating")
+	if msg := d.NotReproduced("1.36", "incubating"); !strings.HasPrefix(msg, "declared defect not reproduced: fixed upstream? update the release table") {
+		t.Errorf("not-reproduced message %q", msg)
+	}
+	if v := d.Verdict("seen"); !strings.HasPrefix(v, "known upstream defect kubernetes/kubernetes#140729 (") {
+		t.Errorf("verdict %q", v)
+	}
+}

@@ -21,6 +21,10 @@ const (
 	NeedNodeAccess Need = "node-access"
 	// NeedMetricsEndpoints: reading kube-controller-manager's and kube-scheduler's secure ports.
 	NeedMetricsEndpoints Need = "metrics-endpoints"
+	// NeedPartitionableDevices: DRAPartitionableDevices on in the cluster's feature set.
+	NeedPartitionableDevices Need = "partitionable-devices"
+	// NeedDeviceTaints: DRADeviceTaints on in the cluster's feature set.
+	NeedDeviceTaints Need = "device-taints"
 )
 
 // Mode is how this run reaches its cluster.
@@ -71,6 +75,14 @@ var declaredSkips = []declaredSkip{
 	{NeedNodeAccess, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "it is not a kind cluster on this machine, so its nodes cannot be looked inside", m.Existing && !m.NodeAccess
 	}, "the cluster was given with --kubeconfig and is not a kind cluster on this machine"},
+	{NeedPartitionableDevices, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeaturePartitionableDevices, r.Minor),
+			!r.DefaultFeatures().Has(FeaturePartitionableDevices)
+	}, "the release's default feature set leaves DRAPartitionableDevices off (1.33–1.35)"},
+	{NeedDeviceTaints, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureDeviceTaints, r.Minor),
+			!r.DefaultFeatures().Has(FeatureDeviceTaints)
+	}, "the release's default feature set leaves DRADeviceTaints off (1.33–1.35)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
 	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -67,6 +68,21 @@ func TestREADMEListsEveryDeclaredSkip(t *testing.T) {
 		need, when, _ := strings.Cut(d, ": ")
 		if row := "| `" + need + "` | " + when + " |"; !strings.Contains(string(data), row) {
 			t.Errorf("README.md lacks the row %s", row)
+		}
+	}
+}
+
+// README.md names every known upstream defect with the allocators it is declared for.
+func TestREADMEListsEveryKnownDefect(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defects {
+		row := fmt.Sprintf("%q | ", d.Title)
+		i := strings.Index(string(data), "["+d.Issue+"]")
+		if i < 0 || !strings.Contains(string(data)[i:], row) || !strings.Contains(string(data)[i:], "| "+strings.Join(d.Allocators, ", ")+" |") {
+			t.Errorf("README.md lacks the row of %s (%s) with allocators %v", d.Issue, d.Title, d.Allocators)
 		}
 	}
 }

@@ -1,0 +1,97 @@
+package release
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A known upstream defect is a verdict, as a declared skip is. The spec that
+// meets one still asserts the promise; where this table declares the defect
+// for the release and the allocator kube-scheduler used, the spec expects
+// the promise to fail exactly as declared and reports the defect instead of
+// failing. Where the table declares it and the promise holds, the run fails
+// ("declared defect not reproduced"), so that a fix upstream shows here and
+// the row cannot go stale.
+
+// Defect is one row.
+type Defect struct {
+	// Issue is the upstream issue, "kubernetes/kubernetes#140729".
+	Issue string
+	// Title is the issue's title.
+	Title string
+	// Minors are the releases where it is declared, every patch of them,
+	// until a row says a patch fixed it; SeenAt the patches it was seen on.
+	Minors, SeenAt []string
+	// Allocators are the implementations with the defect.
+	Allocators []string
+	// Outcome is what the spec sees where the defect is present.
+	Outcome string
+}
+
+// DefectAdminConsumesCounters: the allocator checks a partitionable device's
+// counters for an admin-access request too, so an admin claim cannot get a
+// device whose counters an ordinary claim has used up. The API promises that
+// admin access ignores "all ordinary claims to the device with respect to
+// access modes and any resource allocations". Read in the modules
+// (allocateDevice in structured/internal/*): at v0.35.4, v0.36.3 and v0.37.2
+// every implementation calls checkAvailableCounters for an admin-access
+// request as for any other; stable without exception, incubating and
+// experimental skipping it only for a device that allows multiple
+// allocations and already has capacity in use. (kube-scheduler does leave
+// admin-access results out of the devices in use, allocateddevices.go, so an
+// admin allocation does not take counters from later claims.)
+const DefectAdminConsumesCounters = "kubernetes/kubernetes#140729"
+
+var defects = []Defect{{
+	Issue:      DefectAdminConsumesCounters,
+	Title:      "DRA: AdminAccess consumes counters",
+	Minors:     []string{"1.35", "1.36", "1.37"},
+	SeenAt:     []string{},
+	Allocators: []string{"stable", "incubating", "experimental"},
+	Outcome: "the admin-access claim for a partitionable device whose counters an ordinary claim has used up " +
+		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
+		"and is allocated once the ordinary claim is gone",
+}}
+
+// CannotAllocate is what kube-scheduler's FailedScheduling event says of a
+// node where the DynamicResources plugin found no allocation for the pod's
+// claims (pkg/scheduler/framework/plugins/dynamicresources).
+const CannotAllocate = "cannot allocate all claims"
+
+// KnownDefect says whether the defect is declared for this release under the
+// allocator kube-scheduler uses.
+func (r Release) KnownDefect(issue, allocator string) (Defect, bool) {
+	for _, d := range defects {
+		if d.Issue == issue && slices.Contains(d.Minors, r.Minor) && slices.Contains(d.Allocators, allocator) {
+			return d, true
+		}
+	}
+	return Defect{}, false
+}
+
+// Verdict is the line a spec that met the defect ends with.
+func (d Defect) Verdict(seen string) string {
+	return fmt.Sprintf("known upstream defect %s (%s): %s", d.Issue, d.Title, seen)
+}
+
+// NotReproduced is the failure where the table declares the defect and the
+// promise held.
+func (d Defect) NotReproduced(release, allocator string) string {
+	return fmt.Sprintf("declared defect not reproduced: fixed upstream? update the release table (clusters/release/defects.go): "+
+		"%s (%s) is declared for Kubernetes %s with the %s allocator, but the promise held", d.Issue, d.Title, release, allocator)
+}
+
+// KnownDefectDocs lists every row as the README shows it.
+func KnownDefectDocs() []string {
+	var out []string
+	for _, d := range defects {
+		seen := "not yet seen here"
+		if len(d.SeenAt) > 0 {
+			seen = "seen at " + strings.Join(d.SeenAt, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s (%s): Kubernetes %s, allocators %s (%s): %s",
+			d.Issue, d.Title, strings.Join(d.Minors, ", "), strings.Join(d.Allocators, ", "), seen, d.Outcome))
+	}
+	return out
+}

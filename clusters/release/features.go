@@ -1,0 +1,134 @@
+package release
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Admin access does not live alone: kube-scheduler's structured allocator
+// (k8s.io/dynamic-resource-allocation/structured) is three implementations,
+// stable, incubating and experimental, each with its own copy of the
+// admin-access code, and NewAllocator takes the first, in that order, whose
+// supported features cover every DRA feature the scheduler runs with
+// (allocator.go, availableAllocators). Which one a spec met is part of its
+// verdict, so the table says, per release, which features each supports and
+// which the scheduler has on by default.
+
+// Feature is a DRA feature the allocator distinguishes, named as the
+// kube-scheduler feature gate that turns it on.
+type Feature string
+
+const (
+	FeatureAdminAccess          Feature = Gate
+	FeaturePrioritizedList      Feature = "DRAPrioritizedList"
+	FeaturePartitionableDevices Feature = "DRAPartitionableDevices"
+	FeatureDeviceTaints         Feature = "DRADeviceTaints"
+	FeatureConsumableCapacity   Feature = "DRAConsumableCapacity"
+	// FeatureBindingConditions is, from 1.35, the allocator's
+	// DeviceBindingAndStatus, on when DRADeviceBindingConditions and
+	// DRAResourceClaimDeviceStatus both are (AllocatorFeatures in
+	// pkg/scheduler/framework/plugins/dynamicresources); 1.34 has it as two
+	// features, this and FeatureDeviceStatus.
+	FeatureBindingConditions Feature = "DRADeviceBindingConditions"
+	FeatureDeviceStatus      Feature = "DRAResourceClaimDeviceStatus"
+	// The features of 1.36 and 1.37 that only experimental (or, for the
+	// fractional range, incubating of 1.37) supports.
+	FeatureListTypeAttributes      Feature = "DRAListTypeAttributes"
+	FeatureFractionalCapacityRange Feature = "DRAFractionalCapacityRange"
+	FeatureOptionalNodeOperations  Feature = "DRAOptionalNodeOperations"
+	FeatureDerivedAttributes       Feature = "DRADerivedAttributes"
+	FeatureCompatibilityGroups     Feature = "DRADeviceCompatibilityGroups"
+)
+
+// Allocator is one implementation of the structured allocator.
+type Allocator struct {
+	Name     string
+	Supports []Feature
+}
+
+// FeatureSet is the DRA features kube-scheduler runs with.
+type FeatureSet struct {
+	// Name says where the set comes from ("release defaults").
+	Name     string
+	Features []Feature
+}
+
+// DefaultFeatureSet is the name of a release's own defaults.
+const DefaultFeatureSet = "release defaults"
+
+// Has says whether the set turns f on.
+func (s FeatureSet) Has(f Feature) bool { return slices.Contains(s.Features, f) }
+
+// String lists the set's name and features.
+func (s FeatureSet) String() string {
+	fs := make([]string, len(s.Features))
+	for i, f := range s.Features {
+		fs[i] = string(f)
+	}
+	return fmt.Sprintf("%s (%s)", s.Name, strings.Join(fs, ", "))
+}
+
+// DefaultFeatures is the feature set kube-scheduler has with no DRA gate set
+// but those the suite always sets (ExtraGates) and DRAAdminAccess on.
+func (r Release) DefaultFeatures() FeatureSet {
+	return FeatureSet{Name: DefaultFeatureSet, Features: r.OnByDefault}
+}
+
+// AllocatorFor is the implementation kube-scheduler uses with the feature
+// set: the first whose supported features cover it.
+func (r Release) AllocatorFor(s FeatureSet) (string, error) {
+	for _, a := range r.Allocators {
+		covered := true
+		for _, f := range s.Features {
+			covered = covered && slices.Contains(a.Supports, f)
+		}
+		if covered {
+			return a.Name, nil
+		}
+	}
+	return "", fmt.Errorf("no allocator of Kubernetes %s supports the feature set %s", r.Minor, s)
+}
+
+// The allocators' supported features, as each release's module declares them
+// (structured/internal/*/allocator_*.go, SupportedFeatures; 1.33's
+// structured package has one implementation and no such list).
+var (
+	oneAllocator133 = []Allocator{{Name: "structured (one implementation)", Supports: []Feature{
+		FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}}}
+	// v0.34.4: stable supports nothing; experimental has binding conditions
+	// and device status apart. DRAResourceClaimDeviceStatus is beta and on,
+	// so the scheduler's default set selects experimental.
+	allocators134 = []Allocator{
+		{Name: "stable"},
+		{Name: "incubating", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}},
+		{Name: "experimental", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureDeviceStatus, FeatureConsumableCapacity}},
+	}
+	// v0.35.4: stable still supports nothing, so it never serves admin access.
+	allocators135 = []Allocator{
+		{Name: "stable"},
+		{Name: "incubating", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}},
+		{Name: "experimental", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity}},
+	}
+	// v0.36.3: stable has 1.35's incubating set, incubating adds binding
+	// conditions and consumable capacity, experimental list-type attributes.
+	allocators136 = []Allocator{
+		{Name: "stable", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}},
+		{Name: "incubating", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity}},
+		{Name: "experimental", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity, FeatureListTypeAttributes}},
+	}
+	// v0.37.2: incubating adds the fractional capacity range, experimental
+	// four alpha features.
+	allocators137 = []Allocator{
+		{Name: "stable", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints}},
+		{Name: "incubating", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange}},
+		{Name: "experimental", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
+			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange,
+			FeatureListTypeAttributes, FeatureOptionalNodeOperations, FeatureDerivedAttributes, FeatureCompatibilityGroups}},
+	}
+)
