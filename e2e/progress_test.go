@@ -25,14 +25,17 @@ func progressFile() string { return filepath.Join(cfg.Artifacts, ".progress") }
 // recordProgress runs after every spec (registered by newFramework).
 func recordProgress() {
 	r := ginkgo.CurrentSpecReport()
-	declared := ""
+	declared, defect := "", ""
 	for _, e := range r.ReportEntries {
-		if e.Name == report.DeclaredSkipEntry {
+		switch e.Name {
+		case report.DeclaredSkipEntry:
 			declared = e.StringRepresentation()
+		case report.KnownDefectEntry:
+			defect = e.StringRepresentation()
 		}
 	}
 	// The same judgement as report.json: an undeclared skip counts as failed.
-	state, _ := report.Outcome(r.State, r.Failure.Message, declared)
+	state, _ := report.Outcome(r.State, r.Failure.Message, declared, defect)
 	os.MkdirAll(cfg.Artifacts, 0o755)
 	f, err := os.OpenFile(progressFile(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -42,7 +45,8 @@ func recordProgress() {
 	fmt.Fprintf(f, "%s\t%s\n", state, r.FullText())
 	f.Close()
 	counts := countProgress()
-	ginkgo.AddReportEntry("progress", fmt.Sprintf("%d passed, %d failed, %d skipped of %d", counts["passed"], counts["failed"], counts["skipped"], specsToRun))
+	ginkgo.AddReportEntry("progress", fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects of %d",
+		counts["passed"], counts["failed"], counts["skipped"], counts[report.KnownDefect], specsToRun))
 }
 
 func countProgress() map[string]int {

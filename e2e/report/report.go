@@ -20,12 +20,19 @@ import (
 // KEPEntry is the report entry name under which a spec states the KEP
 // requirement it covers; ProfileEntry the profile it ran under when it moved
 // the cluster away from the suite's; DeclaredSkipEntry the release table's
-// need (release.Need) whose declared skip the spec took.
+// need (release.Need) whose declared skip the spec took; KnownDefectEntry
+// the upstream issue (release.Defect) whose declared outcome the spec saw.
 const (
 	KEPEntry          = "KEP requirement"
 	ProfileEntry      = "profile"
 	DeclaredSkipEntry = "declared skip"
+	KnownDefectEntry  = "known upstream defect"
 )
+
+// KnownDefect is the state of a spec whose promise failed exactly as the
+// release table declares for an upstream defect: neither passed nor a suite
+// failure, and counted apart.
+const KnownDefect = "known defect"
 
 // UndeclaredSkip starts the reason of a spec that skipped without a skip the
 // release table declares; the report counts it as failed.
@@ -46,6 +53,11 @@ type Meta struct {
 	NodeImage   string            `json:"nodeImage,omitempty"`
 	NodeImageID string            `json:"nodeImageID,omitempty"`
 	Gates       map[string]string `json:"gates,omitempty"` // --feature-gates per component, as the profile set them
+	// FeatureSet is the DRA features kube-scheduler runs with, and
+	// Allocator the structured allocator's implementation that set selects
+	// (the release table's rule, read in the module).
+	FeatureSet string `json:"featureSet,omitempty"`
+	Allocator  string `json:"allocator,omitempty"`
 }
 
 // Spec is one spec's outcome.
@@ -56,19 +68,24 @@ type Spec struct {
 	State   string   `json:"state"` // passed, failed, skipped, not selected
 	Reason  string   `json:"reason,omitempty"`
 	// Declared is the release table's need behind a skip.
-	Declared string  `json:"declaredSkip,omitempty"`
+	Declared string `json:"declaredSkip,omitempty"`
+	// Defect is the upstream issue behind a known-defect verdict.
+	Defect   string  `json:"knownDefect,omitempty"`
 	Seconds  float64 `json:"seconds"`
 	KEP      string  `json:"kepRequirement,omitempty"`
 	Location string  `json:"location"`
 }
 
 // Totals counts outcomes. Skipped counts only skips the release table
-// declares; NotSelected the specs a label filter or focus left out.
+// declares; KnownDefects the promises that failed exactly as a declared
+// upstream defect makes them fail; NotSelected the specs a label filter or
+// focus left out.
 type Totals struct {
-	Passed      int `json:"passed"`
-	Failed      int `json:"failed"`
-	Skipped     int `json:"skipped"`
-	NotSelected int `json:"notSelected"`
+	Passed       int `json:"passed"`
+	Failed       int `json:"failed"`
+	Skipped      int `json:"skipped"`
+	KnownDefects int `json:"knownDefects"`
+	NotSelected  int `json:"notSelected"`
 }
 
 // Report is the whole run of one release.
@@ -134,14 +151,18 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 				spec.Profile = e.StringRepresentation()
 			case DeclaredSkipEntry:
 				spec.Declared = e.StringRepresentation()
+			case KnownDefectEntry:
+				spec.Defect = e.StringRepresentation()
 			}
 		}
-		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared)
+		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
 		switch spec.State {
 		case "passed":
 			out.Totals.Passed++
 		case "skipped":
 			out.Totals.Skipped++
+		case KnownDefect:
+			out.Totals.KnownDefects++
 		case "not selected":
 			out.Totals.NotSelected++
 		default:
@@ -172,15 +193,19 @@ func stepOf(e types.ReportEntry) (timeline.Step, bool) {
 // Outcome is how the suite counts one spec: a skip is "skipped" only when the
 // spec took a skip the release table declares (declared names its need); any
 // other skip is "failed", since a green run must mean every applicable check
-// ran. A spec that never started (no message: left out by the label filter
-// or focus) is "not selected".
-func Outcome(state types.SpecState, message, declared string) (string, string) {
+// ran. A spec that stopped on a known upstream defect (defect names it,
+// release.Defect) is KnownDefect: the spec itself checked that the outcome
+// was the one declared. A spec that never started (no message: left out by
+// the label filter or focus) is "not selected".
+func Outcome(state types.SpecState, message, declared, defect string) (string, string) {
 	switch {
 	case state == types.SpecStatePassed:
 		return "passed", ""
 	case state == types.SpecStateSkipped || state == types.SpecStatePending:
 		reason := FirstLine(message)
 		switch {
+		case defect != "":
+			return KnownDefect, reason
 		case reason == "" && declared == "":
 			return "not selected", "left out by the label filter or focus"
 		case declared == "":
@@ -228,8 +253,28 @@ func Read(path string) (Report, error) {
 }
 
 // Summary is the plain closing line: "e2e: N passed, N failed, N skipped".
+// Known defects are not in it (a CI reads that line's shape); KnownDefects
+// says them on a line of their own.
 func (r Report) Summary() string {
 	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
+}
+
+// KnownDefects is one line naming the upstream defects the run met where
+// the release table declares them, or "" when none.
+func (r Report) KnownDefects() string {
+	if r.Totals.KnownDefects == 0 {
+		return ""
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, s := range r.Specs {
+		if s.State == KnownDefect && !seen[s.Defect] {
+			seen[s.Defect] = true
+			ids = append(ids, s.Defect)
+		}
+	}
+	return fmt.Sprintf("e2e: %d spec(s) met a known upstream defect (%s), as the release table declares: counted apart, neither passed nor failed",
+		r.Totals.KnownDefects, strings.Join(ids, ", "))
 }
 
 // Failures is, for each failed spec and suite node, its name and the first
@@ -284,7 +329,13 @@ func (r Report) Markdown() string {
 		where = "existing cluster"
 	}
 	fmt.Fprintf(&b, "Cluster `%s` (%s), started %s, %s in all.\n\n", r.Cluster, where, r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
+	if r.Allocator != "" {
+		fmt.Fprintf(&b, "Every spec ran with kube-scheduler's `%s` allocator, DRA feature set %s.\n\n", r.Allocator, r.FeatureSet)
+	}
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
+	if r.Totals.KnownDefects > 0 {
+		fmt.Fprintf(&b, ", **%d known upstream defect(s)**", r.Totals.KnownDefects)
+	}
 	if sel := r.Selection(); sel != "" {
 		fmt.Fprintf(&b, " (%s)", sel)
 	}
@@ -310,6 +361,9 @@ func (r Report) Markdown() string {
 		reason := s.Reason
 		if s.Declared != "" {
 			reason = "declared (" + s.Declared + "): " + reason
+		}
+		if s.Defect != "" {
+			reason = "known upstream defect " + s.Defect + ": " + reason
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, Cell(s.KEP), Cell(reason))
 	}

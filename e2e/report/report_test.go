@@ -103,7 +103,7 @@ func TestSpecsSkipOnlyThroughTheReleaseTable(t *testing.T) {
 		n := strings.Count(data, "ginkgo.Skip(")
 		if filepath.Base(f) == "skips_test.go" {
 			if n != 1 {
-				t.Errorf("%s: want exactly one ginkgo.Skip (in require), found %d", f, n)
+				t.Errorf("%s: want exactly one ginkgo.Skip (in stopWithVerdict), found %d", f, n)
 			}
 			continue
 		}
@@ -176,5 +176,37 @@ func TestClockCarriesRoundedSecondsIntoTheMinute(t *testing.T) {
 		if got := clock(d); got != want {
 			t.Errorf("clock(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestKnownDefectIsCountedApart(t *testing.T) {
+	defect := types.ReportEntry{Name: KnownDefectEntry, Value: types.WrapEntryValue("kubernetes/kubernetes#140729")}
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		spec("passes", types.SpecStatePassed, ""),
+		spec("partitions", types.SpecStateSkipped, "known upstream defect kubernetes/kubernetes#140729: admin claim refused\nmore", defect),
+	}}, Meta{Release: "1.36", Profile: "default"})
+	if r.Totals != (Totals{Passed: 1, KnownDefects: 1}) {
+		t.Fatalf("totals %+v: a known defect is neither passed, failed nor skipped", r.Totals)
+	}
+	s := r.Specs[0] // sorted by name
+	if s.State != KnownDefect || s.Defect != "kubernetes/kubernetes#140729" || s.Reason != "known upstream defect kubernetes/kubernetes#140729: admin claim refused" {
+		t.Fatalf("spec %+v", s)
+	}
+	if got := r.Summary(); got != "e2e: 1 passed, 0 failed, 0 skipped" {
+		t.Errorf("the closing line keeps its shape, got %q", got)
+	}
+	if got := r.KnownDefects(); !strings.Contains(got, "1 spec(s) met a known upstream defect (kubernetes/kubernetes#140729)") {
+		t.Errorf("known-defect line %q", got)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "**1 known upstream defect(s)**") || !strings.Contains(md, "| known defect | Admin access partitions |") {
+		t.Errorf("report.md does not show the known defect:\n%s", md)
+	}
+	if len(r.Undeclared()) != 0 || r.Failures(8, 300) != "" {
+		t.Error("a known defect is neither an undeclared skip nor a failure")
+	}
+	// Without the entry the same skip is an undeclared one: the verdict is
+	// the spec's, never inferred from the message.
+	if state, _ := Outcome(types.SpecStateSkipped, "known upstream defect x", "", ""); state != "failed" {
+		t.Errorf("a skip without the defect entry must count as failed, got %s", state)
 	}
 }

@@ -23,8 +23,10 @@ const NoRequirement = "(no KEP requirement named)"
 
 // Cell is one requirement on one release.
 type Cell struct {
-	State                   string // passed, failed, skipped, not run, or "" (no such spec on that release)
+	State                   string // passed, failed, known defect, skipped, not run, or "" (no such spec on that release)
 	Passed, Failed, Skipped int
+	// KnownDefects counts specs that met a declared upstream defect.
+	KnownDefects int
 	// Reasons are the failures' first lines, or the declared skips' reasons.
 	Reasons []string
 	// Link is where a failed cell's evidence lies, relative to the page.
@@ -63,6 +65,9 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 			case "skipped":
 				c.Skipped++
 				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, report.FirstLine(s.Reason)))
+			case report.KnownDefect:
+				c.KnownDefects++
+				c.Reasons = append(c.Reasons, report.FirstLine(s.Reason))
 			}
 			m.Cells[req][r.Release] = c
 		}
@@ -82,6 +87,10 @@ func state(c Cell) string {
 	switch {
 	case c.Failed > 0:
 		return "failed"
+	case c.KnownDefects > 0:
+		// A promise upstream breaks is not shown as passed, even where other
+		// specs of the requirement passed.
+		return report.KnownDefect
 	case c.Passed > 0:
 		return "passed"
 	case c.Skipped > 0:
@@ -114,7 +123,17 @@ func (m Matrix) Verdict() string {
 	if len(failed) > 0 {
 		return "NOT signed off: failures on Kubernetes " + strings.Join(failed, ", ")
 	}
-	return fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
+	verdict := fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
+	var defects []string
+	for _, r := range m.Runs {
+		if r.Totals.KnownDefects > 0 {
+			defects = append(defects, fmt.Sprintf("%s: %d", r.Release, r.Totals.KnownDefects))
+		}
+	}
+	if len(defects) > 0 {
+		verdict += "; known upstream defects met where declared (" + strings.Join(defects, ", ") + "), counted apart"
+	}
+	return verdict
 }
 
 // summary is a cell in words, the same on both pages.
@@ -123,7 +142,9 @@ func (c Cell) summary() string {
 	case "":
 		return "—"
 	case "failed":
-		return fmt.Sprintf("failed %d of %d", c.Failed, c.Passed+c.Failed+c.Skipped)
+		return fmt.Sprintf("failed %d of %d", c.Failed, c.Passed+c.Failed+c.Skipped+c.KnownDefects)
+	case report.KnownDefect:
+		return fmt.Sprintf("known upstream defect %d of %d", c.KnownDefects, c.Passed+c.Skipped+c.KnownDefects)
 	case "passed":
 		if c.Skipped > 0 {
 			return fmt.Sprintf("passed %d (%d declared skips)", c.Passed, c.Skipped)
@@ -141,6 +162,8 @@ func (c Cell) text() string {
 		return fmt.Sprintf("**%s** ([report](%s))", c.summary(), c.Link)
 	case "skipped":
 		return "skipped: " + strings.Join(c.Reasons, "; ")
+	case report.KnownDefect:
+		return c.summary() + ": " + strings.Join(c.Reasons, "; ")
 	}
 	return c.summary()
 }
@@ -182,13 +205,15 @@ func (m Matrix) provenance() []provenance {
 	var out []provenance
 	for _, r := range m.Runs {
 		rows := [][2]string{
-			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)},
+			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)},
 			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
 			{"suite commit", orUnknown(r.SuiteCommit)},
 			{"kind", orUnknown(r.KindVersion)},
 			{"Go", orUnknown(r.GoVersion)},
 			{"node image", orUnknown(r.NodeImage) + " " + r.NodeImageID},
 			{"cluster", fmt.Sprintf("%s (profile %s%s)", r.Cluster, r.Profile, map[bool]string{true: ", existing cluster", false: ""}[r.Existing])},
+			{"allocator", orUnknown(r.Allocator)},
+			{"DRA feature set", orUnknown(r.FeatureSet)},
 		}
 		for _, k := range sortedKeys(r.Gates) {
 			g := r.Gates[k]
@@ -259,6 +284,7 @@ th{background:#eee}
 td.passed{background:#dff5df}
 td.failed{background:#f9d6d5;font-weight:bold}
 td.skipped{background:#fff4cc}
+td.known-defect{background:#e6dcf5}
 td.not-run,td.none{background:#f4f4f4;color:#777}
 .verdict{font-size:1.2em;padding:.6em;border:2px solid}
 .signed{border-color:#3a3;background:#dff5df}

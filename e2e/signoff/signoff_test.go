@@ -103,3 +103,32 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		t.Fatal("no network references")
 	}
 }
+
+func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
+	r136 := report.Report{Meta: report.Meta{Release: "1.36", Profile: "default"},
+		Totals: report.Totals{Passed: 1, KnownDefects: 1},
+		Specs: []report.Spec{
+			{Name: "ordinary half", State: "passed", KEP: "admin access ignores counters"},
+			{Name: "admin whole", State: report.KnownDefect, Defect: "kubernetes/kubernetes#140729",
+				Reason: "known upstream defect kubernetes/kubernetes#140729: refused", KEP: "admin access ignores counters"},
+		}}
+	m := Build([]report.Report{r136}, func(rel string) string { return rel })
+	c := m.Cells["admin access ignores counters"]["1.36"]
+	if c.State != report.KnownDefect || c.KnownDefects != 1 || c.Passed != 1 {
+		t.Fatalf("cell %+v: a requirement with a known defect is not shown passed", c)
+	}
+	if got := c.summary(); got != "known upstream defect 1 of 2" {
+		t.Errorf("summary %q", got)
+	}
+	v := m.Verdict()
+	if strings.HasPrefix(v, "NOT") || !strings.Contains(v, "known upstream defects met where declared (1.36: 1)") {
+		t.Errorf("verdict %q", v)
+	}
+	html, err := m.HTML()
+	if err != nil || !strings.Contains(html, `<td class="known-defect">`) || !strings.Contains(html, "td.known-defect{") {
+		t.Errorf("the HTML page must colour the cell on its own (err %v)", err)
+	}
+	if md := m.Markdown(); !strings.Contains(md, "known upstream defect 1 of 2: known upstream defect kubernetes/kubernetes#140729: refused") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

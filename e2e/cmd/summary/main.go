@@ -38,6 +38,9 @@ func main() {
 		fmt.Println("e2e: undeclared skip (counted failed):", name)
 	}
 	fmt.Print(r.Failures(8, 300))
+	if kd := r.KnownDefects(); kd != "" {
+		fmt.Println(kd)
+	}
 	fmt.Println(r.Summary())
 	if r.Totals.Failed > 0 || len(r.Problems) > 0 {
 		os.Exit(1)
