@@ -164,6 +164,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if env != nil {
 		meta.Components = env.Components
 		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
+		meta.FeatureSet, meta.Allocator = env.Features().String(), env.Allocator()
 		meta.Gates = map[string]string{}
 		for _, c := range profile.AllComponents {
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
@@ -182,6 +183,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	}
 	if failures := out.Failures(8, 300); failures != "" {
 		fmt.Fprint(os.Stdout, "\n"+failures)
+	}
+	if kd := out.KnownDefects(); kd != "" {
+		fmt.Fprintln(os.Stdout, "\n"+kd)
 	}
 	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
 	// Ginkgo keeps a skip a skip; the suite does not. Failing here makes the

@@ -32,7 +32,16 @@ func require(ctx context.Context, n release.Need, probe func(context.Context) er
 	} else if !declared {
 		return
 	}
-	ginkgo.AddReportEntry(report.DeclaredSkipEntry, string(n), ginkgo.ReportEntryVisibilityNever)
+	stopWithVerdict(report.DeclaredSkipEntry, string(n), why)
+}
+
+// stopWithVerdict ends a spec that did not pass and did not fail, with the
+// entry the report judges it by: a declared skip (its need) or a known
+// upstream defect (its issue). Without the entry the report counts the stop
+// as an undeclared skip, a failure.
+func stopWithVerdict(entry, value, why string) {
+	ginkgo.GinkgoHelper()
+	ginkgo.AddReportEntry(entry, value, ginkgo.ReportEntryVisibilityNever)
 	ginkgo.Skip(why)
 }
 

@@ -74,6 +74,14 @@ func DeviceIndex(i int) RequestOption {
 	}
 }
 
+// Tolerating tolerates device taints with that key and effect (operator Exists).
+func Tolerating(key, effect string) RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {
+		r.Tolerations = append(r.Tolerations, resourceapi.DeviceToleration{
+			Key: key, Operator: resourceapi.DeviceTolerationOpExists, Effect: resourceapi.DeviceTaintEffect(effect)})
+	}
+}
+
 // Request is the shape of one request of a claim with several (ClaimOf,
 // TemplateOf): Request(AdminAccess()) asks for one device with admin access.
 func Request(opts ...RequestOption) []RequestOption { return opts }

@@ -25,6 +25,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -298,6 +299,47 @@ func Decode(b []byte) (Shared, error) {
 // skips read it.
 func (e *Env) Mode() release.Mode {
 	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != ""}
+}
+
+// Features is the DRA feature set kube-scheduler runs with under the
+// cluster's profile: the release's defaults, with DRAAdminAccess as the
+// profile sets it in kube-scheduler.
+func (e *Env) Features() release.FeatureSet {
+	set := e.Rel.DefaultFeatures()
+	var fs []release.Feature
+	for _, f := range set.Features {
+		if f != release.FeatureAdminAccess {
+			fs = append(fs, f)
+		}
+	}
+	if e.Prof.Effective(e.Rel, profile.Scheduler) {
+		fs = append([]release.Feature{release.FeatureAdminAccess}, fs...)
+	}
+	set.Features = fs
+	return set
+}
+
+// Allocator is the structured allocator's implementation kube-scheduler
+// uses with Features, by the release table's rule; "unknown" where the
+// table has no implementation for the set.
+func (e *Env) Allocator() string {
+	a, err := e.Rel.AllocatorFor(e.Features())
+	if err != nil {
+		return "unknown"
+	}
+	return a
+}
+
+// FeatureDriver is a second instance of the bundled driver that publishes
+// the layout a feature's specs need, under a name and class of its own, so
+// the suite's own driver and every other spec see the devices they always
+// did. It reaches kube-apiserver as the suite's driver does.
+func (e *Env) FeatureDriver(layout contract.Layout) deploy.Options {
+	return deploy.Options{
+		Namespace: e.Driver.Namespace + "-" + string(layout), Image: e.Driver.Image,
+		DriverName: string(layout) + "." + contract.DriverName, Layout: layout,
+		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
+	}.Defaults()
 }
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+// featureDriver is a second instance of the bundled driver that publishes
+// the layout one feature group needs (testenv.Env.FeatureDriver). The first
+// spec of the group that runs installs it, after its need was checked (a
+// spec that skips installs nothing), and it is removed after the group, so
+// no other spec ever sees its devices. Groups using one are Ordered.
+type featureDriver struct {
+	layout contract.Layout
+	need   release.Need
+	opts   *deploy.Options
+}
+
+// newFeatureDriver registers the group's removal of the instance; call it
+// in the group's body.
+func newFeatureDriver(layout contract.Layout, need release.Need) *featureDriver {
+	d := &featureDriver{layout: layout, need: need}
+	ginkgo.AfterAll(func(ctx context.Context) {
+		if d.opts != nil {
+			framework.ExpectNoError(deploy.Uninstall(ctx, env.Client, env.Dynamic, *d.opts), "removing the %s driver", d.layout)
+		}
+	})
+	return d
+}
+
+// builder checks the spec's need, installs the instance once, and gives a
+// builder aimed at its devices in the spec's namespace.
+func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *builder.Builder {
+	ginkgo.GinkgoHelper()
+	require(ctx, d.need, nil)
+	if d.opts == nil {
+		o := env.FeatureDriver(d.layout)
+		d.opts = &o
+		framework.ExpectNoError(deploy.Install(ctx, env.Client, env.Dynamic, o), "installing the %s driver", d.layout)
+		expectLayoutKept(ctx, o)
+	}
+	b := newBuilder(f)
+	b.Class, b.DriverName = d.opts.DeviceClass, d.opts.DriverName
+	return b
+}
+
+// layoutShape counts what the published slices of a driver carry beyond
+// plain devices.
+type layoutShape struct {
+	CounterSets, ConsumingDevices, TaintedDevices int
+}
+
+// expectLayoutKept checks that kube-apiserver stored what the layout needs.
+// It drops sharedCounters and consumesCounters where DRAPartitionableDevices
+// is off, and taints where DRADeviceTaints is off: the devices would then be
+// plain ones, and a spec could pass for the wrong reason.
+func expectLayoutKept(ctx context.Context, o deploy.Options) {
+	ginkgo.GinkgoHelper()
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	n := len(nodes.Items)
+	var want layoutShape
+	switch o.Layout {
+	case contract.LayoutPartitionable:
+		want = layoutShape{CounterSets: n, ConsumingDevices: n * len(contract.PartitionDevices)}
+	case contract.LayoutTainted:
+		want = layoutShape{TaintedDevices: n * len(contract.TaintedDevices)}
+	}
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: "resourceslices"}
+	list, err := env.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
+	framework.ExpectNoError(err)
+	var got layoutShape
+	for _, s := range list.Items {
+		sets, _, _ := unstructured.NestedSlice(s.Object, "spec", "sharedCounters")
+		got.CounterSets += len(sets)
+		devices, _, _ := unstructured.NestedSlice(s.Object, "spec", "devices")
+		for _, dev := range devices {
+			m, _ := dev.(map[string]any)
+			if c, _, _ := unstructured.NestedSlice(m, "consumesCounters"); len(c) > 0 {
+				got.ConsumingDevices++
+			}
+			if t, _, _ := unstructured.NestedSlice(m, "taints"); len(t) > 0 {
+				got.TaintedDevices++
+			}
+		}
+	}
+	gomega.Expect(got).To(gomega.Equal(want), "kube-apiserver must store the %s layout's fields as published (its feature gate on) on all %d nodes", o.Layout, n)
+}

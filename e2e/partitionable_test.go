@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+)
+
+// Partitionable devices (KEP-4815) with admin access. The API's promise
+// (resource.k8s.io/v1 ExactDeviceRequest.AdminAccess): "ignores all ordinary
+// claims to the device with respect to access modes and any resource
+// allocations". A device's shared counters are such an allocation: an
+// admin-access request must get a device whose counters ordinary claims
+// have used up, and must use none itself.
+//
+// The devices are a second instance of the bundled driver (featureDriver,
+// layout partitionable: the whole device index 0, its halves 1 and 2, on one
+// counter set that fits the whole device once).
+var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label("partitionable"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+	f := newFramework("partitionable")
+	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
+	whole, half := builder.DeviceIndex(0), builder.DeviceIndex(1)
+
+	ginkgo.It("allocates to an admin-access claim the whole partitionable device, and a half of it, while an ordinary claim has used up its counters", func(ctx context.Context) {
+		kep("admin access ignores ordinary claims' use of a partitionable device's counters")
+		b := parts.builder(ctx, f)
+		node := anyWorker(ctx)
+		holder, held, _ := runOn(ctx, b, node, whole)
+		before := snapshot(ctx, holder)
+
+		labelForAdmin(ctx, f.Namespace.Name)
+		adminClaim, err := b.CreateClaim(ctx, b.Claim(whole, builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		adminPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(adminClaim)), node))
+		framework.ExpectNoError(err)
+		admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, release.DefectAdminConsumesCounters, func(ctx context.Context) {
+			ginkgo.By("the ordinary claim on the whole device goes: its counters are free again")
+			deletePod(ctx, holder)
+			framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+		})
+		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(held)), "the whole device")
+		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+		vars := expectRunning(ctx, b, adminPod)
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.PartitionDevices[0]), string(admin.UID)))
+
+		ginkgo.By("an admin-access claim for a half, whose counters the whole device's ordinary claim also holds")
+		_, halfAdmin, _ := runOn(ctx, b, node, half, builder.AdminAccess())
+		gomega.Expect(observe.AdminAccessResults(halfAdmin)).To(gomega.Equal([]bool{true}))
+		expectUndisturbed(ctx, holder, before)
+	})
+
+	ginkgo.It("gives an ordinary claim exactly what it would get without the admin-access claim: admin allocations consume no counters", func(ctx context.Context) {
+		kep("admin access ignores ordinary claims' use of a partitionable device's counters")
+		b := parts.builder(ctx, f)
+		node := anyWorker(ctx)
+		labelForAdmin(ctx, f.Namespace.Name)
+		adminPod, admin, _ := runOn(ctx, b, node, whole, builder.AdminAccess())
+		adminBefore := snapshot(ctx, adminPod)
+
+		ginkgo.By("an ordinary claim gets the whole device the admin-access claim has: its counters are all free")
+		holder, held, vars := runOn(ctx, b, node, whole)
+		gomega.Expect(observe.AllocatedDevices(held)).To(gomega.Equal(observe.AllocatedDevices(admin)))
+		gomega.Expect(observe.AdminAccessResults(held)).To(gomega.Equal([]bool{false}))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+
+		ginkgo.By("a second ordinary claim, for a half, is refused: the ordinary whole device holds every counter, as it would without the admin claim")
+		halfClaim, err := b.CreateClaim(ctx, b.Claim(half))
+		framework.ExpectNoError(err)
+		waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(halfClaim)), node))
+		framework.ExpectNoError(err)
+		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
+			"kube-scheduler should refuse the half while the whole device's ordinary claim holds the counters")
+		c, err := b.GetClaim(ctx, halfClaim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", halfClaim.Name)
+
+		ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
+		deletePod(ctx, holder)
+		framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+		gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
+		expectUndisturbed(ctx, adminPod, adminBefore)
+	})
+})
+
+// poolDevice is how observe.AllocatedDevices names a device of the driver's
+// pool on node (the pool is named after the node).
+func poolDevice(node, device string) string { return node + "/" + device }
+

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"context"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+)
+
+// Device taints (KEP-5055) with admin access. Admin access reaches devices
+// that ordinary claims hold, but the API exempts it from nothing else: a
+// taint with effect NoSchedule or NoExecute keeps every request from the
+// device unless the request tolerates it (resource.k8s.io/v1 DeviceTaint:
+// "the taint must be tolerated by a claim to allocate the device"). A
+// monitoring DaemonSet must therefore tolerate what it is meant to see.
+//
+// The devices are a second instance of the bundled driver (featureDriver,
+// layout tainted: one device tainted NoSchedule, one NoExecute, both by the
+// driver itself in its slice).
+var _ = framework.Describe("Admin access on tainted devices", ginkgo.Label("taints"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+	f := newFramework("taints")
+	tainted := newFeatureDriver(contract.LayoutTainted, release.NeedDeviceTaints)
+
+	for i, dev := range contract.TaintedDevices {
+		ginkgo.It("keeps an admin-access request from a device tainted "+dev.Effect+" unless the request tolerates the taint", func(ctx context.Context) {
+			kep("admin access is not exempt from device taints")
+			b := tainted.builder(ctx, f)
+			node := anyWorker(ctx)
+			labelForAdmin(ctx, f.Namespace.Name)
+
+			ginkgo.By("an admin-access claim without a toleration is not allocated")
+			refused, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(i), builder.AdminAccess()))
+			framework.ExpectNoError(err)
+			waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(refused)), node))
+			framework.ExpectNoError(err)
+			expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
+				"kube-scheduler should refuse pod %s: device %s is tainted %s=%s:%s and the admin-access request does not tolerate it",
+				waiting.Name, dev.Name, contract.TaintKey, contract.TaintValue, dev.Effect)
+			c, err := b.GetClaim(ctx, refused.Name)
+			framework.ExpectNoError(err)
+			gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", refused.Name)
+			deletePod(ctx, waiting)
+
+			ginkgo.By("the same request tolerating the taint gets the device with admin access")
+			pod, admin, vars := runOn(ctx, b, node, builder.DeviceIndex(i), builder.AdminAccess(), builder.Tolerating(contract.TaintKey, dev.Effect))
+			gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{poolDevice(node, dev.Name)}))
+			gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+			// A tolerated NoExecute taint leaves the pod where it is:
+			// kube-controller-manager's device-taint eviction skips it.
+			expectUndisturbed(ctx, pod, snapshot(ctx, pod))
+		})
+	}
+})

@@ -1,0 +1,55 @@
+package testenv
+
+import (
+	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+func envOf(t *testing.T, minor, prof string) *Env {
+	t.Helper()
+	r, err := release.Get(minor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Get(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Rel: r, Prof: p, Shared: Shared{Driver: deploy.Options{Image: "img:1", APIServerHost: "172.18.0.2", APIServerPort: "6443"}.Defaults()}}
+}
+
+// The feature set follows the scheduler's DRAAdminAccess under the profile,
+// and the allocator follows the feature set.
+func TestFeaturesFollowTheSchedulersGate(t *testing.T) {
+	e := envOf(t, "1.35", "default")
+	if !e.Features().Has(release.FeatureAdminAccess) || e.Allocator() != "incubating" {
+		t.Fatalf("1.35 default: %s, allocator %s", e.Features(), e.Allocator())
+	}
+	e = envOf(t, "1.35", "scheduler-off")
+	if e.Features().Has(release.FeatureAdminAccess) {
+		t.Fatalf("scheduler-off: %s must not have DRAAdminAccess", e.Features())
+	}
+	// DRAPrioritizedList is still on: stable of 1.35 supports nothing.
+	if got := e.Allocator(); got != "incubating" {
+		t.Errorf("1.35 scheduler-off allocator %s", got)
+	}
+	e = envOf(t, "1.33", "adminaccess-off")
+	if len(e.Features().Features) != 0 {
+		t.Errorf("1.33 with the gate off has no allocator feature on: %s", e.Features())
+	}
+}
+
+func TestFeatureDriverIsASecondInstance(t *testing.T) {
+	e := envOf(t, "1.36", "default")
+	o := e.FeatureDriver(contract.LayoutPartitionable)
+	if o.DriverName == e.Driver.DriverName || o.DeviceClass == e.Driver.DeviceClass || o.Namespace == e.Driver.Namespace {
+		t.Fatalf("the instance must not share a name, class or namespace with the suite's driver: %+v", o)
+	}
+	if o.Image != e.Driver.Image || o.APIServerHost != e.Driver.APIServerHost || o.Layout != contract.LayoutPartitionable || o.Published() != len(contract.PartitionDevices) {
+		t.Fatalf("instance %+v", o)
+	}
+}
