@@ -25,6 +25,8 @@ const (
 	NeedPartitionableDevices Need = "partitionable-devices"
 	// NeedDeviceTaints: DRADeviceTaints on in the cluster's feature set.
 	NeedDeviceTaints Need = "device-taints"
+	// NeedPrioritizedList: DRAPrioritizedList on in the cluster's feature set.
+	NeedPrioritizedList Need = "prioritized-list"
 )
 
 // Mode is how this run reaches its cluster.
@@ -83,6 +85,10 @@ var declaredSkips = []declaredSkip{
 		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureDeviceTaints, r.Minor),
 			!r.DefaultFeatures().Has(FeatureDeviceTaints)
 	}, "the release's default feature set leaves DRADeviceTaints off (1.33–1.35)"},
+	{NeedPrioritizedList, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.34)", FeaturePrioritizedList, r.Minor),
+			!r.DefaultFeatures().Has(FeaturePrioritizedList)
+	}, "the release's default feature set leaves DRAPrioritizedList off (1.33)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
 	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},

@@ -98,14 +98,19 @@ func NotDeviceIndex(i int) RequestOption {
 	}
 }
 
+// exact is one exact request shaped by opts: one device of the class unless they say otherwise.
+func (b *Builder) exact(opts []RequestOption) *resourceapi.ExactDeviceRequest {
+	exact := &resourceapi.ExactDeviceRequest{DeviceClassName: b.Class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
+	for _, o := range opts {
+		o(b, exact)
+	}
+	return exact
+}
+
 func (b *Builder) spec(requests [][]RequestOption, configs []string) resourceapi.ResourceClaimSpec {
 	var spec resourceapi.ResourceClaimSpec
 	for i, opts := range requests {
-		exact := &resourceapi.ExactDeviceRequest{DeviceClassName: b.Class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}
-		for _, o := range opts {
-			o(b, exact)
-		}
-		spec.Devices.Requests = append(spec.Devices.Requests, resourceapi.DeviceRequest{Name: RequestNameAt(i), Exactly: exact})
+		spec.Devices.Requests = append(spec.Devices.Requests, resourceapi.DeviceRequest{Name: RequestNameAt(i), Exactly: b.exact(opts)})
 	}
 	for _, raw := range configs {
 		spec.Devices.Config = append(spec.Devices.Config, resourceapi.DeviceClaimConfiguration{
@@ -126,6 +131,28 @@ func (b *Builder) ClaimOf(requests ...[]RequestOption) *resourceapi.ResourceClai
 		ObjectMeta: metav1.ObjectMeta{Name: b.name("claim"), Namespace: b.Namespace},
 		Spec:       b.spec(requests, nil),
 	}
+}
+
+// SubRequestNameAt is the name of subrequest j of a prioritized list: sub-0, sub-1, ...
+func SubRequestNameAt(j int) string { return fmt.Sprintf("sub-%d", j) }
+
+// ClaimFirstAvailable builds a claim whose request 0 is a prioritized list
+// (KEP-4816, firstAvailable): one subrequest per entry of subs, tried in
+// order, followed by one exact request per further argument (req-1, ...).
+// A subrequest has no adminAccess field: admin access is asked for in an
+// exact request beside the list.
+func (b *Builder) ClaimFirstAvailable(subs [][]RequestOption, exact ...[]RequestOption) *resourceapi.ResourceClaim {
+	c := b.ClaimOf(append([][]RequestOption{nil}, exact...)...)
+	list := &c.Spec.Devices.Requests[0]
+	list.Exactly = nil
+	for j, opts := range subs {
+		e := b.exact(opts)
+		list.FirstAvailable = append(list.FirstAvailable, resourceapi.DeviceSubRequest{
+			Name: SubRequestNameAt(j), DeviceClassName: e.DeviceClassName, Selectors: e.Selectors,
+			AllocationMode: e.AllocationMode, Count: e.Count, Tolerations: e.Tolerations,
+		})
+	}
+	return c
 }
 
 // ClaimWithConfig builds a claim carrying opaque configuration for the driver.

@@ -64,3 +64,22 @@ func TestSeveralRequestsAndAContainerPerRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimFirstAvailable(t *testing.T) {
+	b := &Builder{Namespace: "ns", Class: "class", DriverName: "drv"}
+	c := b.ClaimFirstAvailable([][]RequestOption{{DeviceIndex(9)}, {Count(2)}}, Request(AdminAccess(), DeviceIndex(0)))
+	reqs := c.Spec.Devices.Requests
+	if len(reqs) != 2 || reqs[0].Name != "req-0" || reqs[0].Exactly != nil || len(reqs[0].FirstAvailable) != 2 {
+		t.Fatalf("requests %+v", reqs)
+	}
+	first, second := reqs[0].FirstAvailable[0], reqs[0].FirstAvailable[1]
+	if first.Name != "sub-0" || first.DeviceClassName != "class" || len(first.Selectors) != 1 || first.Count != 1 {
+		t.Errorf("sub-0 %+v", first)
+	}
+	if second.Name != "sub-1" || second.Count != 2 || len(second.Selectors) != 0 {
+		t.Errorf("sub-1 %+v", second)
+	}
+	if reqs[1].Name != "req-1" || reqs[1].Exactly == nil || reqs[1].Exactly.AdminAccess == nil || !*reqs[1].Exactly.AdminAccess {
+		t.Errorf("req-1 %+v", reqs[1])
+	}
+}
