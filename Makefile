@@ -24,6 +24,9 @@ BENCH_REPEAT ?= 3
 GINKGO_ARGS  ?=
 TIMEOUT      ?= 60m
 ARTIFACTS    ?= $(CURDIR)/_artifacts
+# A relative ARTIFACTS is the repository's: Ginkgo writes its JUnit file from
+# ./e2e, and the reports and the sign-off must land in the same folder.
+override ARTIFACTS := $(abspath $(ARTIFACTS))
 OUT          := $(CURDIR)/_output
 BIN          := $(OUT)/bin
 
@@ -75,7 +78,8 @@ preflight:
 	@go build -o $(BIN)/preflight ./e2e/cmd/preflight
 	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
-	  --cluster-name '$(CLUSTER_NAME)' $(EXISTING)
+	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
+	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' $(EXISTING)
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
@@ -110,14 +114,14 @@ e2e-release: e2e-cli
 	printf 'test driver image %s\t%s\n' "$$tag" "$$(ms $$t)" >> $$timeline; \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
-	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) $(GINKGO_ARGS) \
+	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) --fail-on-empty $(GINKGO_ARGS) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --timeline-file=$$timeline \
-	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(KEEP_CLUSTER),--keep-cluster)
+	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster)
 
 # bench: one whole run of the release with its cluster kept, then each
 # component's gate moved off and on BENCH_REPEAT times on that cluster, then

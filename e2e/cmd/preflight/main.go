@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,10 @@ func main() {
 	fs.StringVar(&a.upgradeImage, "upgrade-node-image", "auto", "UPGRADE_NODE_IMAGE")
 	fs.StringVar(&a.clusterName, "cluster-name", kindcluster.DefaultName, "CLUSTER_NAME")
 	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "KUBECONFIG given on the make command line: an existing cluster")
+	fs.StringVar(&a.keepCluster, "keep-cluster", "", "KEEP_CLUSTER: 1 keeps the cluster, 0 or empty deletes it")
+	fs.StringVar(&a.upgrade, "upgrade", "1", "UPGRADE: 1 or 0")
+	fs.StringVar(&a.timeout, "timeout", "60m", "TIMEOUT: Ginkgo's suite timeout per release, a Go duration")
+	fs.StringVar(&a.procs, "procs", "2", "PROCS: parallel Ginkgo processes, a whole number from 1")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: preflight [flags]   (make e2e runs it with the make variables)")
 		fs.PrintDefaults()
@@ -52,6 +57,7 @@ func main() {
 
 type args struct {
 	releases, profile, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
+	keepCluster, upgrade, timeout, procs                                                     string
 }
 
 var kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -114,6 +120,19 @@ func (a args) checkArgs() []string {
 	}
 	if !kindName.MatchString(a.clusterName) {
 		out = append(out, fmt.Sprintf("CLUSTER_NAME %q is not a kind cluster name: lower-case letters, digits and '-'", a.clusterName))
+	}
+	// Switches take 0 or 1 only: KEEP_CLUSTER=0 once kept the cluster,
+	// since anything non-empty did.
+	for what, v := range map[string]string{"KEEP_CLUSTER": a.keepCluster, "UPGRADE": a.upgrade} {
+		if v != "" && v != "0" && v != "1" {
+			out = append(out, fmt.Sprintf("%s=%q: it takes 1 or 0", what, v))
+		}
+	}
+	if d, err := time.ParseDuration(a.timeout); err != nil || d <= 0 {
+		out = append(out, fmt.Sprintf("TIMEOUT=%q is not a positive Go duration such as 60m or 1h30m", a.timeout))
+	}
+	if n, err := strconv.Atoi(a.procs); err != nil || n < 1 {
+		out = append(out, fmt.Sprintf("PROCS=%q is not a whole number of processes from 1", a.procs))
 	}
 	return out
 }

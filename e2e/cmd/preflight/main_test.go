@@ -7,7 +7,8 @@ import (
 )
 
 func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
-	good := args{releases: "1.33 1.35", profile: "default", nodeImage: "auto", upgradeImage: "kindest/node:v1.36.4@sha256:" + strings.Repeat("a", 64), clusterName: "dra-e2e"}
+	good := args{releases: "1.33 1.35", profile: "default", nodeImage: "auto", upgradeImage: "kindest/node:v1.36.4@sha256:" + strings.Repeat("a", 64), clusterName: "dra-e2e",
+		keepCluster: "0", upgrade: "1", timeout: "60m", procs: "2"}
 	if p := good.checkArgs(); len(p) != 0 {
 		t.Fatalf("good arguments refused: %v", p)
 	}
@@ -23,6 +24,10 @@ func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
 		"focus":        {func(a *args) { a.focus = "(" }, "FOCUS \"(\" is not a regular expression"},
 		"node image":   {func(a *args) { a.nodeImage = "latest" }, `NODE_IMAGE: "latest" is neither a source`},
 		"cluster name": {func(a *args) { a.clusterName = "Bad_Name" }, `CLUSTER_NAME "Bad_Name"`},
+		"keep cluster": {func(a *args) { a.keepCluster = "yes" }, `KEEP_CLUSTER="yes": it takes 1 or 0`},
+		"upgrade":      {func(a *args) { a.upgrade = "false" }, `UPGRADE="false": it takes 1 or 0`},
+		"timeout":      {func(a *args) { a.timeout = "60" }, `TIMEOUT="60" is not a positive Go duration`},
+		"procs":        {func(a *args) { a.procs = "0" }, `PROCS="0" is not a whole number`},
 	} {
 		a := good
 		c.mutate(&a)
@@ -31,7 +36,7 @@ func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
 			t.Errorf("%s: %q, want one line containing %q", name, p, c.want)
 		}
 	}
-	if p := (args{releases: "1.35", profile: "default", nodeImage: "auto", upgradeImage: "auto", clusterName: "x", kubeconfig: "/nonexistent"}).check(context.Background()); len(p) != 1 || !strings.Contains(p[0], "/nonexistent") {
+	if p := (args{releases: "1.35", profile: "default", nodeImage: "auto", upgradeImage: "auto", clusterName: "x", kubeconfig: "/nonexistent", timeout: "1h", procs: "1"}).check(context.Background()); len(p) != 1 || !strings.Contains(p[0], "/nonexistent") {
 		t.Errorf("kubeconfig: %q", p)
 	}
 }
