@@ -58,7 +58,14 @@ type Meta struct {
 	// (the release table's rule, read in the module).
 	FeatureSet string `json:"featureSet,omitempty"`
 	Allocator  string `json:"allocator,omitempty"`
+	// What selected the specs: LABELS, FOCUS and SKIP as Ginkgo got them.
+	LabelFilter string   `json:"labelFilter,omitempty"`
+	Focus       []string `json:"focus,omitempty"`
+	Skip        []string `json:"skip,omitempty"`
 }
+
+// SchemaVersion is report.json's format; it changes when a field changes meaning.
+const SchemaVersion = 2
 
 // Spec is one spec's outcome.
 type Spec struct {
@@ -90,6 +97,7 @@ type Totals struct {
 
 // Report is the whole run of one release.
 type Report struct {
+	SchemaVersion int `json:"schemaVersion"`
 	Meta
 	Started  time.Time `json:"started"`
 	Seconds  float64   `json:"seconds"`
@@ -103,7 +111,7 @@ type Report struct {
 
 // FromGinkgo builds the report from Ginkgo's.
 func FromGinkgo(r types.Report, meta Meta) Report {
-	out := Report{Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
+	out := Report{SchemaVersion: SchemaVersion, Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
 	// A spec group's wall time runs from its first spec's start to its last
 	// spec's end (parallel specs overlap).
 	type span struct{ start, end time.Time }
@@ -312,12 +320,27 @@ func (r Report) Failures(lines, width int) string {
 	return b.String()
 }
 
-// Selection says how many specs a filter left out, or "" when none.
+// Selection says, for a run that left specs out, how many of the release's
+// specs it selected and by what: "partial: 3 of 40 specs selected by
+// LABELS=authz". It is "" when every spec was selected.
 func (r Report) Selection() string {
 	if r.Totals.NotSelected == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d specs not selected by the label filter or focus", r.Totals.NotSelected)
+	var by []string
+	if r.LabelFilter != "" {
+		by = append(by, "LABELS="+r.LabelFilter)
+	}
+	if len(r.Focus) > 0 {
+		by = append(by, "FOCUS="+strings.Join(r.Focus, "|"))
+	}
+	if len(r.Skip) > 0 {
+		by = append(by, "SKIP="+strings.Join(r.Skip, "|"))
+	}
+	if len(by) == 0 {
+		by = []string{"the label filter or focus"}
+	}
+	return fmt.Sprintf("partial: %d of %d specs selected by %s", len(r.Specs)-r.Totals.NotSelected, len(r.Specs), strings.Join(by, ", "))
 }
 
 // Markdown renders report.md.

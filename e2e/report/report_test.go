@@ -71,7 +71,7 @@ func TestFromGinkgoCountsAndCarriesReasons(t *testing.T) {
 		t.Fatalf("failures:\n%s\nwant:\n%s", got, wantFailures)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"(1 specs not selected by the label filter or focus)", "declared (gate-switching): DRAAdminAccess is GA-locked"} {
+	for _, want := range []string{"(partial: 4 of 5 specs selected by the label filter or focus)", "declared (gate-switching): DRAAdminAccess is GA-locked"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -208,5 +208,23 @@ func TestKnownDefectIsCountedApart(t *testing.T) {
 	// the spec's, never inferred from the message.
 	if state, _ := Outcome(types.SpecStateSkipped, "known upstream defect x", "", ""); state != "failed" {
 		t.Errorf("a skip without the defect entry must count as failed, got %s", state)
+	}
+}
+
+func TestSelectionNamesTheFilter(t *testing.T) {
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		spec("runs", types.SpecStatePassed, ""),
+		spec("left out", types.SpecStateSkipped, ""),
+		spec("also left out", types.SpecStateSkipped, ""),
+	}}, Meta{Release: "1.35", LabelFilter: "authz", Focus: []string{"denies"}})
+	if got := r.Selection(); got != "partial: 1 of 3 specs selected by LABELS=authz, FOCUS=denies" {
+		t.Errorf("selection %q", got)
+	}
+	if r.SchemaVersion != SchemaVersion {
+		t.Errorf("report.json carries no schema version")
+	}
+	all := FromGinkgo(types.Report{SpecReports: types.SpecReports{spec("runs", types.SpecStatePassed, "")}}, Meta{})
+	if all.Selection() != "" {
+		t.Errorf("a run of every spec is not partial: %q", all.Selection())
 	}
 }

@@ -123,6 +123,16 @@ func (m Matrix) Verdict() string {
 	if len(failed) > 0 {
 		return "NOT signed off: failures on Kubernetes " + strings.Join(failed, ", ")
 	}
+	// A run that left specs out says no more than what ran.
+	var partial []string
+	for _, r := range m.Runs {
+		if sel := r.Selection(); sel != "" {
+			partial = append(partial, r.Release+" "+sel)
+		}
+	}
+	if len(partial) > 0 {
+		return "NOT signed off: " + strings.Join(partial, "; ") + ", and what ran passed"
+	}
 	verdict := fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
 	var defects []string
 	for _, r := range m.Runs {

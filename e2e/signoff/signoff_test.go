@@ -132,3 +132,12 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
+
+func TestAPartialRunIsNeverSignedOff(t *testing.T) {
+	r := report.Report{Meta: report.Meta{Release: "1.35", LabelFilter: "authz"}, Totals: report.Totals{Passed: 1, NotSelected: 2},
+		Specs: []report.Spec{{Name: "a", State: "passed"}, {Name: "b", State: "not selected"}, {Name: "c", State: "not selected"}}}
+	v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict()
+	if v != "NOT signed off: 1.35 partial: 1 of 3 specs selected by LABELS=authz, and what ran passed" {
+		t.Errorf("verdict %q", v)
+	}
+}
