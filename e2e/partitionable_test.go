@@ -95,4 +95,3 @@ var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label
 // poolDevice is how observe.AllocatedDevices names a device of the driver's
 // pool on node (the pool is named after the node).
 func poolDevice(node, device string) string { return node + "/" + device }
-
