@@ -56,122 +56,34 @@ func anyWorker(ctx context.Context) string {
 	return workers(ctx)[0]
 }
 
+// corePromises are the allocation promises every allocator implementation
+// must keep: the allocation group checks them on the release's defaults, the
+// allocators group under each other implementation kube-scheduler can use.
+var corePromises = []allocationPromise{
+	{text: "allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", kep: "admin access reaches devices already in use without taking them", run: adminGetsDeviceInUse, labels: ginkgo.Label("driver")},
+	{text: "still allocates to an ordinary claim a device that an admin-access claim holds", kep: "devices under admin access stay available to ordinary claims", run: ordinaryGetsAdminsDevice},
+	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
+	{text: "runs a DaemonSet whose pods ask for admin access on every node while ordinary pods hold every device, each pod told DRA_ADMIN_ACCESS=true", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
+}
+
+// allocationPromise is one spec body with its sentence and KEP requirement.
+type allocationPromise struct {
+	text, kep string
+	labels    ginkgo.Labels
+	run       func(context.Context, *framework.Framework)
+}
+
 // Serial: these specs aim at particular devices, or at every device of a node;
 // ordinary claims of specs running alongside would take those devices.
 var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), framework.WithSerial(), func() {
 	f := newFramework("allocation")
 
-	ginkgo.It("allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", ginkgo.Label("driver"), func(ctx context.Context) {
-		kep("admin access reaches devices already in use without taking them")
-		b := newBuilder(f)
-		node := anyWorker(ctx)
-		ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.DeviceIndex(0))
-		gomega.Expect(ordinaryVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-		before := snapshot(ctx, ordinaryPod)
-
-		labelForAdmin(ctx, f.Namespace.Name)
-		_, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
-		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(ordinary)), "the same device")
-		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-		gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(0)), string(admin.UID)))
-		expectUndisturbed(ctx, ordinaryPod, before)
-	})
-
-	ginkgo.It("still allocates to an ordinary claim a device that an admin-access claim holds", func(ctx context.Context) {
-		kep("devices under admin access stay available to ordinary claims")
-		b := newBuilder(f)
-		node := anyWorker(ctx)
-		labelForAdmin(ctx, f.Namespace.Name)
-		adminPod, admin, _ := runOn(ctx, b, node, builder.DeviceIndex(1), builder.AdminAccess())
-		before := snapshot(ctx, adminPod)
-		_, ordinary, vars := runOn(ctx, b, node, builder.DeviceIndex(1))
-		gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.Equal(observe.AllocatedDevices(admin)))
-		gomega.Expect(observe.AdminAccessResults(ordinary)).To(gomega.Equal([]bool{false}))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-		expectUndisturbed(ctx, adminPod, before)
-	})
-
-	ginkgo.It("satisfies allocationMode All with admin access while every device of the node is in use", func(ctx context.Context) {
-		kep("allocationMode All with admin access while every device is in use")
-		b := newBuilder(f)
-		node := anyWorker(ctx)
-		holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
-		gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices), "the ordinary claim holds every device of %s", node)
-		before := snapshot(ctx, holder)
-
-		labelForAdmin(ctx, f.Namespace.Name)
-		adminPod, admin, vars := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
-		adminBefore := snapshot(ctx, adminPod)
-		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ConsistOf(observe.AllocatedDevices(held)))
-		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.HaveEach(true))
-		for i := 0; i < env.Driver.Devices; i++ {
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(i)), string(admin.UID)))
-		}
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-		expectUndisturbed(ctx, holder, before)
-
-		ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
-		deletePod(ctx, holder)
-		framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func(ctx context.Context) error {
-			_, err := b.GetClaim(ctx, held.Name)
-			return err
-		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", held.Name)
-		_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
-		gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
-			"an admin-access claim never counts as holding a device")
-		gomega.Expect(observe.AdminAccessResults(next)).To(gomega.HaveEach(false))
-		gomega.Expect(nextVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-		expectUndisturbed(ctx, adminPod, adminBefore)
-	})
-
-	ginkgo.It("runs a DaemonSet whose pods ask for admin access on every node while ordinary pods hold every device, each pod told DRA_ADMIN_ACCESS=true", ginkgo.Label("daemonset"), func(ctx context.Context) {
-		kep("a DaemonSet with admin access monitors devices in use on every node")
-		b := newBuilder(f)
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		framework.ExpectNoError(err)
-		var holders []*corev1.Pod
-		var before []podSnapshot
-		for _, n := range nodes.Items {
-			claim, err := b.CreateClaim(ctx, b.Claim(builder.AllDevices()))
-			framework.ExpectNoError(err)
-			pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n.Name)
-			builder.ToleratingAllTaints(&pod.Spec)
-			pod, err = b.CreatePod(ctx, pod)
-			framework.ExpectNoError(err)
-			gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-			gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices),
-				"the ordinary claim holds every device of %s", n.Name)
-			holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
-		}
-
-		labelForAdmin(ctx, f.Namespace.Name)
-		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.AllDevices()))
-		framework.ExpectNoError(err)
-		ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
-		want := int32(len(nodes.Items))
-		gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
-			d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
-			if err != nil {
-				return appsv1.DaemonSetStatus{}, err
-			}
-			return d.Status, nil
-		}).WithTimeout(podStartTimeout).Should(gomega.And(
-			gomega.HaveField("DesiredNumberScheduled", want),
-			gomega.HaveField("NumberAvailable", want),
-			gomega.HaveField("NumberUnavailable", int32(0))), "the DaemonSet reports a pod available on every node")
-		pods, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: "app=admin-monitor"})
-		framework.ExpectNoError(err)
-		gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
-		for i := range pods.Items {
-			vars := expectRunning(ctx, b, &pods.Items[i])
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
-			claim := podClaim(ctx, b, &pods.Items[i])
-			gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
-		}
-		expectAllUndisturbed(ctx, holders, before)
-	})
+	for _, p := range corePromises {
+		ginkgo.It(p.text, p.labels, func(ctx context.Context) {
+			kep(p.kep)
+			p.run(ctx, f)
+		})
+	}
 
 	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
 		kep("requests asking for adminAccess contribute to the quota")
@@ -321,4 +233,114 @@ func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string
 		gomega.HaveField("Status.Allocation", gomega.BeNil()),
 		gomega.HaveField("Finalizers", gomega.Not(gomega.ContainElement(resourceapi.Finalizer)))),
 		"claim %s is deallocated once unused", claimName)
+}
+
+// The core promises' bodies; corePromises gives each its sentence.
+
+func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
+	b := newBuilder(f)
+	node := anyWorker(ctx)
+	ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.DeviceIndex(0))
+	gomega.Expect(ordinaryVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	before := snapshot(ctx, ordinaryPod)
+
+	labelForAdmin(ctx, f.Namespace.Name)
+	_, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
+	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(ordinary)), "the same device")
+	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(0)), string(admin.UID)))
+	expectUndisturbed(ctx, ordinaryPod, before)
+}
+
+func ordinaryGetsAdminsDevice(ctx context.Context, f *framework.Framework) {
+	b := newBuilder(f)
+	node := anyWorker(ctx)
+	labelForAdmin(ctx, f.Namespace.Name)
+	adminPod, admin, _ := runOn(ctx, b, node, builder.DeviceIndex(1), builder.AdminAccess())
+	before := snapshot(ctx, adminPod)
+	_, ordinary, vars := runOn(ctx, b, node, builder.DeviceIndex(1))
+	gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.Equal(observe.AllocatedDevices(admin)))
+	gomega.Expect(observe.AdminAccessResults(ordinary)).To(gomega.Equal([]bool{false}))
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	expectUndisturbed(ctx, adminPod, before)
+}
+
+func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
+	b := newBuilder(f)
+	node := anyWorker(ctx)
+	holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
+	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices), "the ordinary claim holds every device of %s", node)
+	before := snapshot(ctx, holder)
+
+	labelForAdmin(ctx, f.Namespace.Name)
+	adminPod, admin, vars := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
+	adminBefore := snapshot(ctx, adminPod)
+	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ConsistOf(observe.AllocatedDevices(held)))
+	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.HaveEach(true))
+	for i := 0; i < env.Driver.Devices; i++ {
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(i)), string(admin.UID)))
+	}
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+	expectUndisturbed(ctx, holder, before)
+
+	ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
+	deletePod(ctx, holder)
+	framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := b.GetClaim(ctx, held.Name)
+		return err
+	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", held.Name)
+	_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
+	gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
+		"an admin-access claim never counts as holding a device")
+	gomega.Expect(observe.AdminAccessResults(next)).To(gomega.HaveEach(false))
+	gomega.Expect(nextVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	expectUndisturbed(ctx, adminPod, adminBefore)
+}
+
+func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
+	b := newBuilder(f)
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	var holders []*corev1.Pod
+	var before []podSnapshot
+	for _, n := range nodes.Items {
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AllDevices()))
+		framework.ExpectNoError(err)
+		pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n.Name)
+		builder.ToleratingAllTaints(&pod.Spec)
+		pod, err = b.CreatePod(ctx, pod)
+		framework.ExpectNoError(err)
+		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+		gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices),
+			"the ordinary claim holds every device of %s", n.Name)
+		holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
+	}
+
+	labelForAdmin(ctx, f.Namespace.Name)
+	tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.AllDevices()))
+	framework.ExpectNoError(err)
+	ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
+	want := int32(len(nodes.Items))
+	gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
+		d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		if err != nil {
+			return appsv1.DaemonSetStatus{}, err
+		}
+		return d.Status, nil
+	}).WithTimeout(podStartTimeout).Should(gomega.And(
+		gomega.HaveField("DesiredNumberScheduled", want),
+		gomega.HaveField("NumberAvailable", want),
+		gomega.HaveField("NumberUnavailable", int32(0))), "the DaemonSet reports a pod available on every node")
+	pods, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: "app=admin-monitor"})
+	framework.ExpectNoError(err)
+	gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
+	for i := range pods.Items {
+		vars := expectRunning(ctx, b, &pods.Items[i])
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
+		claim := podClaim(ctx, b, &pods.Items[i])
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
+	}
+	expectAllUndisturbed(ctx, holders, before)
 }
