@@ -52,6 +52,19 @@ type FeatureSet struct {
 	// Name says where the set comes from ("release defaults").
 	Name     string
 	Features []Feature
+	// SchedulerGates are the gates kube-scheduler's --feature-gates names
+	// beyond the profile's to run this set (none for the defaults).
+	SchedulerGates map[string]bool `json:",omitempty"`
+}
+
+// FeatureMove is a DRA feature set the suite moves kube-scheduler to, besides
+// the release's defaults, so that the core promises meet another allocator
+// implementation: the gates that select it, and the implementation they do.
+// Only kube-scheduler reads these gates for allocation; the other components
+// keep theirs, as a cluster whose scheduler alone runs another set would.
+type FeatureMove struct {
+	Allocator string
+	Gates     map[string]bool
 }
 
 // DefaultFeatureSet is the name of a release's own defaults.
@@ -73,6 +86,47 @@ func (s FeatureSet) String() string {
 // but those the suite always sets (ExtraGates) and DRAAdminAccess on.
 func (r Release) DefaultFeatures() FeatureSet {
 	return FeatureSet{Name: DefaultFeatureSet, Features: r.OnByDefault}
+}
+
+// FeatureSets are the sets the suite runs the core promises with on this
+// release: the defaults first, then one per FeatureMove, each with the
+// features its gates leave on (a gate named true adds its feature, false
+// takes it away).
+func (r Release) FeatureSets() []FeatureSet {
+	out := []FeatureSet{r.DefaultFeatures()}
+	for _, m := range r.FeatureMoves {
+		fs := slices.Clone(r.OnByDefault)
+		gates := make([]string, 0, len(m.Gates))
+		for g := range m.Gates {
+			gates = append(gates, g)
+		}
+		slices.Sort(gates)
+		named := make([]string, len(gates))
+		for i, g := range gates {
+			fs = slices.DeleteFunc(fs, func(f Feature) bool { return f == Feature(g) })
+			if m.Gates[g] {
+				fs = append(fs, Feature(g))
+			}
+			named[i] = fmt.Sprintf("%s=%t", g, m.Gates[g])
+		}
+		out = append(out, FeatureSet{Name: "kube-scheduler with " + strings.Join(named, ","), Features: fs, SchedulerGates: m.Gates})
+	}
+	return out
+}
+
+// MovableGates are the gates any of the release's moves names: a move back
+// to the defaults takes each out of kube-scheduler's flag.
+func (r Release) MovableGates() []string {
+	var out []string
+	for _, m := range r.FeatureMoves {
+		for g := range m.Gates {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // AllocatorFor is the implementation kube-scheduler uses with the feature
@@ -130,5 +184,29 @@ var (
 		{Name: "experimental", Supports: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange,
 			FeatureListTypeAttributes, FeatureOptionalNodeOperations, FeatureDerivedAttributes, FeatureCompatibilityGroups}},
+	}
+)
+
+// The moves per release: every implementation kube-scheduler can use for
+// admin access besides the default one, each by the fewest gates, none
+// violating the release's gate dependencies (pkg/features/kube_features.go).
+// Not reachable, so not listed: stable on 1.34 and 1.35 (it supports no
+// feature, and admin access is one); experimental on 1.36, because
+// v1.36.3's kube-scheduler never passes DRAListTypeAttributes to the
+// allocator (AllocatorFeatures in plugins/dynamicresources), so no gate of
+// its selects it; on 1.37.2 AllocatorFeatures passes it.
+var (
+	// 1.34's default set selects experimental (device status on).
+	moves134 = []FeatureMove{{Allocator: "incubating", Gates: map[string]bool{string(FeatureDeviceStatus): false}}}
+	// DRAConsumableCapacity is alpha and off on 1.35.
+	moves135 = []FeatureMove{{Allocator: "experimental", Gates: map[string]bool{string(FeatureConsumableCapacity): true}}}
+	// DRADeviceBindingConditions off is enough to drop DeviceBindingAndStatus.
+	moves136 = []FeatureMove{{Allocator: "stable", Gates: map[string]bool{
+		string(FeatureConsumableCapacity): false, string(FeatureBindingConditions): false}}}
+	// DRAFractionalCapacityRange needs DRAConsumableCapacity, so both go.
+	moves137 = []FeatureMove{
+		{Allocator: "stable", Gates: map[string]bool{string(FeatureConsumableCapacity): false, string(FeatureFractionalCapacityRange): false,
+			string(FeatureBindingConditions): false}},
+		{Allocator: "experimental", Gates: map[string]bool{string(FeatureListTypeAttributes): true}},
 	}
 )

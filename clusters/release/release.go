@@ -93,6 +93,9 @@ type Release struct {
 	// structured allocator's implementations, in the order it tries them.
 	OnByDefault []Feature
 	Allocators  []Allocator
+	// FeatureMoves are the other feature sets the allocators group moves
+	// kube-scheduler to (features.go says why these).
+	FeatureMoves []FeatureMove
 }
 
 // KindVersion is the kind release whose node images and Go module the suite uses.
@@ -164,9 +167,10 @@ var table = map[string]Release{
 		ClaimQuotaVersion: "v1",
 		GateState:         Beta,
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeatureDeviceStatus},
-		Allocators:  allocators134,
-		Metrics:     metricsLabelled,
+		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeatureDeviceStatus},
+		Allocators:   allocators134,
+		FeatureMoves: moves134,
+		Metrics:      metricsLabelled,
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",
@@ -177,9 +181,10 @@ var table = map[string]Release{
 		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
 		KubeletFailCgroupV1: true,
 		// DRAResourceClaimDeviceStatus is on, DRADeviceBindingConditions alpha and off.
-		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList},
-		Allocators:  allocators135,
-		Metrics:     withSource(metricsLabelled),
+		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList},
+		Allocators:   allocators135,
+		FeatureMoves: moves135,
+		Metrics:      withSource(metricsLabelled),
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
@@ -193,8 +198,9 @@ var table = map[string]Release{
 		// Every DRA gate but the alpha DRAListTypeAttributes is beta or GA and on.
 		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity},
-		Allocators: allocators136,
-		Metrics:    forgettingDeleted(withSource(metricsLabelled)),
+		Allocators:   allocators136,
+		FeatureMoves: moves136,
+		Metrics:      forgettingDeleted(withSource(metricsLabelled)),
 	},
 	// Read in the v1.37.2 module: the gate is still GA and locked (removal
 	// planned for 1.39), the label key and denial text are 1.36's, v1 is the
@@ -212,8 +218,9 @@ var table = map[string]Release{
 		// DRAFractionalCapacityRange is beta and on at emulation version 1.37.
 		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange},
-		Allocators: allocators137,
-		Metrics:    metricsDRA,
+		Allocators:   allocators137,
+		FeatureMoves: moves137,
+		Metrics:      metricsDRA,
 	},
 }
 

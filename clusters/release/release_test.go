@@ -1,6 +1,7 @@
 package release
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -262,5 +263,45 @@ func TestKnownDefectRows(t *testing.T) {
 	}
 	if v := d.Verdict("seen"); !strings.HasPrefix(v, "known upstream defect kubernetes/kubernetes#140729 (") {
 		t.Errorf("verdict %q", v)
+	}
+}
+
+func TestEveryMoveSelectsItsAllocator(t *testing.T) {
+	want := map[string][]string{
+		"1.33": nil, // one implementation
+		"1.34": {"incubating"},
+		"1.35": {"experimental"},
+		"1.36": {"stable"},
+		"1.37": {"stable", "experimental"},
+	}
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		sets := r.FeatureSets()
+		def, _ := r.AllocatorFor(sets[0])
+		var got []string
+		for i, s := range sets[1:] {
+			a, err := r.AllocatorFor(s)
+			if err != nil || a != r.FeatureMoves[i].Allocator {
+				t.Errorf("%s: set %s selects %q (%v), the move is for %q", m, s, a, err, r.FeatureMoves[i].Allocator)
+			}
+			if a == def {
+				t.Errorf("%s: set %s selects the default's allocator %q", m, s, a)
+			}
+			if !s.Has(FeatureAdminAccess) {
+				t.Errorf("%s: set %s leaves admin access off", m, s)
+			}
+			got = append(got, a)
+		}
+		if !slices.Equal(got, want[m]) {
+			t.Errorf("%s: moves reach %v, want %v", m, got, want[m])
+		}
+	}
+	r137, _ := Get("1.37")
+	stable := r137.FeatureSets()[1]
+	if stable.Has(FeatureConsumableCapacity) || stable.Has(FeatureFractionalCapacityRange) || !stable.Has(FeaturePartitionableDevices) {
+		t.Errorf("1.37's stable set: %s", stable)
+	}
+	if got := r137.MovableGates(); !slices.Equal(got, []string{"DRAConsumableCapacity", "DRADeviceBindingConditions", "DRAFractionalCapacityRange", "DRAListTypeAttributes"}) {
+		t.Errorf("1.37 movable gates: %v", got)
 	}
 }
