@@ -54,28 +54,76 @@ func readPod(manifest []byte) (*corev1.Pod, error) {
 // container's --feature-gates flag (appended to the command when absent),
 // other gates and every other argument kept in place.
 func SetStaticPodGate(manifest []byte, gate string, value bool) ([]byte, error) {
+	return EditStaticPodGates(manifest, map[string]bool{gate: value}, nil)
+}
+
+// EditStaticPodGates returns the manifest with each gate of set set to its
+// value and each gate of unset taken out of the container's --feature-gates
+// flag (the component then runs its default), every other gate and argument
+// kept in place. A flag left empty goes; a missing one is appended.
+func EditStaticPodGates(manifest []byte, set map[string]bool, unset []string) ([]byte, error) {
 	pod, err := readPod(manifest)
 	if err != nil {
 		return nil, err
 	}
 	c := &pod.Spec.Containers[0]
-	for i, arg := range c.Command {
-		current, ok := strings.CutPrefix(arg, flagPrefix)
-		if !ok {
-			continue
-		}
-		gates, err := ParseGates(current)
-		if err != nil {
-			return nil, err
-		}
-		gates[gate] = value
-		c.Command[i] = flagPrefix + FormatGates(gates)
-		return yaml.Marshal(pod)
-	}
 	if len(c.Command) == 0 {
 		return nil, fmt.Errorf("static pod manifest: the container has no command")
 	}
-	c.Command = append(c.Command, flagPrefix+FormatGates(map[string]bool{gate: value}))
+	at := -1
+	gates := map[string]bool{}
+	for i, arg := range c.Command {
+		if current, ok := strings.CutPrefix(arg, flagPrefix); ok {
+			if gates, err = ParseGates(current); err != nil {
+				return nil, err
+			}
+			at = i
+			break
+		}
+	}
+	for g, v := range set {
+		gates[g] = v
+	}
+	for _, g := range unset {
+		delete(gates, g)
+	}
+	switch {
+	case at >= 0 && len(gates) == 0:
+		c.Command = append(c.Command[:at], c.Command[at+1:]...)
+	case at >= 0:
+		c.Command[at] = flagPrefix + FormatGates(gates)
+	case len(gates) > 0:
+		c.Command = append(c.Command, flagPrefix+FormatGates(gates))
+	}
+	return yaml.Marshal(pod)
+}
+
+// SetStaticPodFlag returns the manifest with the container's --name flag
+// set to value, or taken out where value is "" (appended where absent),
+// every other argument kept in place.
+func SetStaticPodFlag(manifest []byte, name, value string) ([]byte, error) {
+	pod, err := readPod(manifest)
+	if err != nil {
+		return nil, err
+	}
+	c := &pod.Spec.Containers[0]
+	prefix := "--" + name + "="
+	var out []string
+	found := false
+	for _, arg := range c.Command {
+		if !strings.HasPrefix(arg, prefix) {
+			out = append(out, arg)
+			continue
+		}
+		if value != "" && !found {
+			out = append(out, prefix+value)
+		}
+		found = true
+	}
+	if !found && value != "" {
+		out = append(out, prefix+value)
+	}
+	c.Command = out
 	return yaml.Marshal(pod)
 }
 

@@ -236,3 +236,58 @@ func TestKubeletGatesReadsWhatSetKubeletGateWrote(t *testing.T) {
 		t.Fatal("a gate that is not a boolean must be an error")
 	}
 }
+
+func TestEditStaticPodGatesSetsAndTakesBackOnlyTheGatesNamed(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		before := mustPod(t, manifest)
+		withAdmin, err := SetStaticPodGate(manifest, "DRAAdminAccess", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := EditStaticPodGates(withAdmin, map[string]bool{"DRAConsumableCapacity": false, "DRADeviceBindingConditions": false}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := map[string]bool{"DRAAdminAccess": true, "DRAConsumableCapacity": false, "DRADeviceBindingConditions": false}
+		if gates, _ := StaticPodGates(moved); !reflect.DeepEqual(gates, want) {
+			t.Errorf("%s: gates after the move %v, want %v", name, gates, want)
+		}
+		back, err := EditStaticPodGates(moved, nil, []string{"DRAConsumableCapacity", "DRADeviceBindingConditions", "DRAListTypeAttributes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gates, _ := StaticPodGates(back); !reflect.DeepEqual(gates, map[string]bool{"DRAAdminAccess": true}) {
+			t.Errorf("%s: gates after the move back %v", name, gates)
+		}
+		// Taking the last gate out removes the flag: the command is kubeadm's again.
+		bare, err := EditStaticPodGates(back, nil, []string{"DRAAdminAccess"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustPod(t, bare); !reflect.DeepEqual(got, before) {
+			t.Errorf("%s: with no gate left the pod differs from kubeadm's: %v", name, got.Spec.Containers[0].Command)
+		}
+	}
+}
+
+func TestSetStaticPodFlagAddsReplacesAndRemovesOneFlag(t *testing.T) {
+	for name, manifest := range realManifests(t) {
+		before := mustPod(t, manifest)
+		with, err := SetStaticPodFlag(manifest, "vmodule", "allocator*=5")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cmd := mustPod(t, with).Spec.Containers[0].Command
+		if cmd[len(cmd)-1] != "--vmodule=allocator*=5" || len(cmd) != len(before.Spec.Containers[0].Command)+1 {
+			t.Errorf("%s: command with the flag %v", name, cmd)
+		}
+		again, _ := SetStaticPodFlag(with, "vmodule", "other=2")
+		if cmd := mustPod(t, again).Spec.Containers[0].Command; cmd[len(cmd)-1] != "--vmodule=other=2" || len(cmd) != len(before.Spec.Containers[0].Command)+1 {
+			t.Errorf("%s: command with the flag replaced %v", name, cmd)
+		}
+		without, _ := SetStaticPodFlag(again, "vmodule", "")
+		if got := mustPod(t, without); !reflect.DeepEqual(got, before) {
+			t.Errorf("%s: the flag taken out leaves %v", name, got.Spec.Containers[0].Command)
+		}
+	}
+}

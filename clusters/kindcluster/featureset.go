@@ -1,0 +1,114 @@
+package kindcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// MoveSchedulerTo gives kube-scheduler the DRA feature set: the gates set
+// names in its --feature-gates flag and every other gate a move of the
+// release names (release.MovableGates) taken out, so the release default
+// holds for it. kube-scheduler alone picks the allocator implementation, so
+// it alone restarts; nothing restarts where its manifest already says so.
+// As with MoveTo, what runs is read from the manifest, never remembered.
+//
+// While moved, kube-scheduler also logs its allocator's files at level 5
+// (AllocatorVModule): each implementation logs "Starting allocation" from
+// a file named after it, so a spec can see which one allocated (see
+// e2e/observe.AllocatorsInLog). The move back takes the flag out with the gates.
+func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (time.Duration, error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	current, err := readManifests(cp)
+	if err != nil {
+		return 0, err
+	}
+	var unset []string
+	for _, g := range c.Release.MovableGates() {
+		if _, named := set.SchedulerGates[g]; !named {
+			unset = append(unset, g)
+		}
+	}
+	manifest := current[profile.Scheduler]
+	edited, err := nodeconfig.EditStaticPodGates(manifest, set.SchedulerGates, unset)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", profile.Scheduler, err)
+	}
+	vmodule := ""
+	if len(set.SchedulerGates) > 0 {
+		vmodule = AllocatorVModule
+	}
+	if edited, err = nodeconfig.SetStaticPodFlag(edited, "vmodule", vmodule); err != nil {
+		return 0, err
+	}
+	want, err := nodeconfig.StaticPodGates(edited)
+	if err != nil {
+		return 0, err
+	}
+	if bytes.Equal(normalized(manifest), normalized(edited)) {
+		return 0, nil
+	}
+	c.logf("%s: feature set %s", profile.Scheduler, set.Name)
+	wait := func(comp profile.Component, oldHash string, _ []byte) error {
+		return c.waitComponent(ctx, cp, comp, oldHash, "with --feature-gates="+nodeconfig.FormatGates(want), false, func(p process) (bool, string) {
+			got, err := commandGates(p.Command)
+			if err != nil {
+				return false, err.Error()
+			}
+			hasVModule := strings.Contains(" "+p.Command+" ", " --vmodule="+AllocatorVModule+" ")
+			return maps.Equal(got, want) && hasVModule == (vmodule != ""), ""
+		})
+	}
+	err = c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.Scheduler: edited}, wait)
+	return time.Since(start), err
+}
+
+// AllocatorVModule is kube-scheduler's --vmodule while moved: level 5 for
+// the structured allocator's files (allocator_stable.go and its siblings;
+// 1.33's one implementation is allocator.go).
+const AllocatorVModule = "allocator*=5"
+
+// normalized is a manifest as nodeconfig writes it, so that one read from
+// the node and one edited compare equal when they say the same.
+func normalized(manifest []byte) []byte {
+	out, err := nodeconfig.SetStaticPodFlag(manifest, "no-such-flag", "")
+	if err != nil {
+		return manifest
+	}
+	return out
+}
+
+// SchedulerGates reads the --feature-gates of kube-scheduler's manifest.
+func (c *Cluster) SchedulerGates() (map[string]bool, error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := readFile(cp, manifestPath(profile.Scheduler))
+	if err != nil {
+		return nil, err
+	}
+	return nodeconfig.StaticPodGates(manifest)
+}
+
+// commandGates reads the --feature-gates of a process's command line (none
+// named where the flag is absent).
+func commandGates(command string) (map[string]bool, error) {
+	for _, arg := range strings.Fields(command) {
+		if v, ok := strings.CutPrefix(arg, "--feature-gates="); ok {
+			return nodeconfig.ParseGates(v)
+		}
+	}
+	return map[string]bool{}, nil
+}
