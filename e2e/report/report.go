@@ -27,7 +27,17 @@ const (
 	ProfileEntry      = "profile"
 	DeclaredSkipEntry = "declared skip"
 	KnownDefectEntry  = "known upstream defect"
+	// AllocatorEntry is the allocator implementation and feature set
+	// (AllocatorRun) a spec ran with where a group moved kube-scheduler
+	// away from the run's own; other specs have the Meta's.
+	AllocatorEntry = "allocator"
 )
+
+// AllocatorRun is the value of an AllocatorEntry.
+type AllocatorRun struct {
+	Allocator  string `json:"allocator"`
+	FeatureSet string `json:"featureSet"`
+}
 
 // KnownDefect is the state of a spec whose promise failed exactly as the
 // release table declares for an upstream defect: neither passed nor a suite
@@ -81,6 +91,9 @@ type Spec struct {
 	Seconds  float64 `json:"seconds"`
 	KEP      string  `json:"kepRequirement,omitempty"`
 	Location string  `json:"location"`
+	// Allocator and FeatureSet: kube-scheduler's, while the spec ran.
+	Allocator  string `json:"allocator,omitempty"`
+	FeatureSet string `json:"featureSet,omitempty"`
 }
 
 // Totals counts outcomes. Skipped counts only skips the release table
@@ -150,6 +163,7 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 		spec := Spec{
 			Name: s.FullText(), Labels: s.Labels(), Profile: meta.Profile,
 			Seconds: s.RunTime.Seconds(), Location: s.LeafNodeLocation.String(),
+			Allocator: meta.Allocator, FeatureSet: meta.FeatureSet,
 		}
 		for _, e := range s.ReportEntries {
 			switch e.Name {
@@ -161,6 +175,10 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 				spec.Declared = e.StringRepresentation()
 			case KnownDefectEntry:
 				spec.Defect = e.StringRepresentation()
+			case AllocatorEntry:
+				if run, ok := allocatorOf(e); ok {
+					spec.Allocator, spec.FeatureSet = run.Allocator, run.FeatureSet
+				}
 			}
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
@@ -185,6 +203,17 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 	}
 	timeline.Sort(out.Timeline)
 	return out
+}
+
+// allocatorOf reads an allocator entry: as recorded on this process, or as
+// JSON from another.
+func allocatorOf(e types.ReportEntry) (AllocatorRun, bool) {
+	if run, ok := e.GetRawValue().(AllocatorRun); ok {
+		return run, true
+	}
+	var run AllocatorRun
+	err := json.Unmarshal([]byte(e.Value.AsJSON), &run)
+	return run, err == nil && run.Allocator != ""
 }
 
 // stepOf reads a timeline entry: as recorded on this process, or as JSON
@@ -353,7 +382,7 @@ func (r Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "Cluster `%s` (%s), started %s, %s in all.\n\n", r.Cluster, where, r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))
 	if r.Allocator != "" {
-		fmt.Fprintf(&b, "Every spec ran with kube-scheduler's `%s` allocator, DRA feature set %s.\n\n", r.Allocator, r.FeatureSet)
+		fmt.Fprintf(&b, "kube-scheduler's allocator was `%s`, DRA feature set %s, for every spec but those whose row names another.\n\n", r.Allocator, r.FeatureSet)
 	}
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
 	if r.Totals.KnownDefects > 0 {
@@ -379,7 +408,7 @@ func (r Report) Markdown() string {
 		fmt.Fprintf(&b, "Suite problem: %s\n\n", Cell(p))
 	}
 	b.WriteString(r.timelineMarkdown())
-	b.WriteString("| result | spec | labels | profile | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| result | spec | labels | profile | allocator | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Specs {
 		reason := s.Reason
 		if s.Declared != "" {
@@ -388,7 +417,11 @@ func (r Report) Markdown() string {
 		if s.Defect != "" {
 			reason = "known upstream defect " + s.Defect + ": " + reason
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, s.Seconds, Cell(s.KEP), Cell(reason))
+		allocator := s.Allocator
+		if s.FeatureSet != r.FeatureSet {
+			allocator += " (" + s.FeatureSet + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, Cell(allocator), s.Seconds, Cell(s.KEP), Cell(reason))
 	}
 	return b.String()
 }

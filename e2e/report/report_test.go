@@ -228,3 +228,30 @@ func TestSelectionNamesTheFilter(t *testing.T) {
 		t.Errorf("a run of every spec is not partial: %q", all.Selection())
 	}
 }
+
+func TestASpecOfAMovedSchedulerNamesItsAllocator(t *testing.T) {
+	run := AllocatorRun{Allocator: "stable", FeatureSet: "kube-scheduler with DRAConsumableCapacity=false (DRAAdminAccess)"}
+	// As recorded on this process, and as JSON from another.
+	raw := types.ReportEntry{Name: AllocatorEntry, Value: types.WrapEntryValue(run)}
+	fromJSON := types.ReportEntry{Name: AllocatorEntry, Value: types.WrapEntryValue(nil)}
+	fromJSON.Value.AsJSON = `{"allocator":"stable","featureSet":"kube-scheduler with DRAConsumableCapacity=false (DRAAdminAccess)"}`
+	meta := Meta{Release: "1.36", Profile: "default", Allocator: "incubating", FeatureSet: "release defaults (DRAAdminAccess, DRAConsumableCapacity)"}
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		spec("defaults", types.SpecStatePassed, ""),
+		spec("moved", types.SpecStatePassed, "", raw),
+		spec("moved elsewhere", types.SpecStatePassed, "", fromJSON),
+	}}, meta)
+	for _, s := range r.Specs {
+		want := run
+		if s.Name == "Admin access defaults" {
+			want = AllocatorRun{Allocator: meta.Allocator, FeatureSet: meta.FeatureSet}
+		}
+		if s.Allocator != want.Allocator || s.FeatureSet != want.FeatureSet {
+			t.Errorf("%s: allocator %q, feature set %q; want %+v", s.Name, s.Allocator, s.FeatureSet, want)
+		}
+	}
+	md := r.Markdown()
+	if !strings.Contains(md, "| stable (kube-scheduler with DRAConsumableCapacity=false (DRAAdminAccess)) |") || !strings.Contains(md, "| incubating |") {
+		t.Errorf("markdown rows do not name the allocators:\n%s", md)
+	}
+}
