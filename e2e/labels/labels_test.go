@@ -14,7 +14,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	if err := Check("nosuch || authz"); err == nil || !strings.Contains(err.Error(), "unknown label nosuch") || !strings.Contains(err.Error(), "labels are allocation, authz") {
+	if err := Check("nosuch || authz"); err == nil || !strings.Contains(err.Error(), "unknown label nosuch") || !strings.Contains(err.Error(), "labels are allocation, allocators, authz") {
 		t.Errorf("unknown label: %v", err)
 	}
 	if err := Check("authz &&"); err == nil || !strings.Contains(err.Error(), "does not parse") || strings.Contains(err.Error(), "\n") {

@@ -91,6 +91,19 @@ type Env struct {
 	DRA     *draclient.Client
 	// Cluster is set when the cluster is a kind cluster of this machine.
 	Cluster *kindcluster.Cluster
+	// moved is the DRA feature set a spec group moved kube-scheduler to;
+	// nil while it runs the release's defaults.
+	moved *release.FeatureSet
+}
+
+// SetFeatureSet records that kube-scheduler now runs set (after
+// kindcluster.MoveSchedulerTo); Features and Allocator follow it.
+func (e *Env) SetFeatureSet(set release.FeatureSet) {
+	if len(set.SchedulerGates) == 0 {
+		e.moved = nil
+		return
+	}
+	e.moved = &set
 }
 
 // Setup runs once per suite (process 1): make or reach the cluster, load and
@@ -302,10 +315,13 @@ func (e *Env) Mode() release.Mode {
 }
 
 // Features is the DRA feature set kube-scheduler runs with under the
-// cluster's profile: the release's defaults, with DRAAdminAccess as the
-// profile sets it in kube-scheduler.
+// cluster's profile: the release's defaults, or the set a group moved it
+// to, with DRAAdminAccess as the profile sets it in kube-scheduler.
 func (e *Env) Features() release.FeatureSet {
 	set := e.Rel.DefaultFeatures()
+	if e.moved != nil {
+		set = *e.moved
+	}
 	var fs []release.Feature
 	for _, f := range set.Features {
 		if f != release.FeatureAdminAccess {

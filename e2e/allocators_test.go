@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+)
+
+// kube-scheduler's structured allocator is three implementations, each with
+// its own copy of the admin-access code, and the DRA gates kube-scheduler
+// runs with pick one (release.Release.AllocatorFor). The allocation group
+// checks the core promises with the release's defaults; this group moves
+// kube-scheduler to each other feature set the release table lists
+// (release.Release.FeatureMoves: one per implementation it can use for admin
+// access) and checks them again, then moves it back. Each spec also reads
+// kube-scheduler's log: while moved it logs its allocator's files at level
+// 5, and every allocation the spec caused must come from the implementation
+// the table names, so the verdict says what ran, not what should have.
+//
+// The groups are built from the release given on the command line (the
+// release table is known before the tree is); 1.33 has one implementation
+// and no group.
+var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), framework.WithSerial(), func() {
+	rel, err := release.Get(cfg.Release)
+	if err != nil {
+		return // TestMain refused the release already
+	}
+	for _, set := range rel.FeatureSets()[1:] {
+		allocator, err := rel.AllocatorFor(set)
+		if err != nil {
+			panic(fmt.Sprintf("release table: %v", err)) // a unit test keeps every move resolvable
+		}
+		ginkgo.Context(fmt.Sprintf("the %s allocator (%s)", allocator, set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+			f := newFramework("alloc-" + allocator)
+			withFeatureSet(f, set, allocator)
+			for _, p := range corePromises {
+				ginkgo.It(p.text, func(ctx context.Context) {
+					// One sign-off row for the group: each promise has its own
+					// row from the allocation group.
+					kep("the core allocation promises hold under every allocator implementation the release can use")
+					requireGateSwitching(ctx)
+					requireNodeAccess(ctx)
+					since := metav1.Now()
+					p.run(ctx, f)
+					expectAllocatedBy(ctx, allocator, since)
+				})
+			}
+		})
+	}
+})
+
+// withFeatureSet moves kube-scheduler to set for the container's specs and
+// back to the release's defaults after them; each spec's report row names
+// the allocator and the set. As in inProfile, the container's pods go
+// before the move back.
+func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator string) {
+	movable := func() bool { return gatesSwitchable() && env.Cluster != nil }
+	ginkgo.BeforeAll(func(ctx context.Context) {
+		if movable() {
+			moveScheduler(ctx, set)
+		}
+	})
+	ginkgo.AfterAll(func(ctx context.Context) {
+		if movable() {
+			deletePodsOf(ctx, f.BaseName)
+			moveScheduler(ctx, env.Rel.DefaultFeatures())
+		}
+	})
+	ginkgo.BeforeEach(func() {
+		ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
+	})
+}
+
+// moveScheduler moves kube-scheduler to set and puts the restart on the
+// report's timeline.
+func moveScheduler(ctx context.Context, set release.FeatureSet) {
+	ginkgo.GinkgoHelper()
+	start := time.Now()
+	took, err := env.Cluster.MoveSchedulerTo(ctx, set)
+	if took > 0 {
+		recordStep(timeline.Step{Kind: timeline.KindMove, Name: "kube-scheduler to DRA feature set " + set.Name, Started: start, Seconds: took.Seconds()})
+	}
+	framework.ExpectNoError(err, "moving kube-scheduler to DRA feature set %s", set.Name)
+	env.SetFeatureSet(set)
+	framework.Logf("kube-scheduler runs DRA feature set %s (allocator %s) after %s", set, env.Allocator(), took.Round(time.Millisecond))
+}
+
+// expectAllocatedBy checks kube-scheduler's log since the spec started:
+// every allocation it began comes from the implementation allocator, and
+// there was at least one.
+func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time) {
+	ginkgo.GinkgoHelper()
+	cp, err := env.Cluster.ControlPlane()
+	framework.ExpectNoError(err)
+	pod := "kube-scheduler-" + cp.String()
+	raw, err := env.Client.CoreV1().Pods("kube-system").GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+	framework.ExpectNoError(err, "reading %s's log", pod)
+	seen := observe.AllocatorsInLog(string(raw))
+	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
+		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
+		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, lastLines(string(raw), 5))
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
