@@ -38,7 +38,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test preflight e2e e2e-release bench node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release bench node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -57,16 +57,21 @@ docker-down:
 tools:
 	@hack/install-tools.sh
 
+# What make e2e needs of the host beyond Go and Docker (debootstrap); the
+# browser make test renders the sign-off in comes only with make tools.
+e2e-tools:
+	@hack/install-tools.sh e2e
+
 e2e-cli:
 	@go build -o $(BIN)/e2e-cluster ./clusters/cmd/e2e-cluster
 
-node-image: docker-up tools e2e-cli
+node-image: docker-up e2e-tools e2e-cli
 	$(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT)
 
 testdriver-image:
 	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver
 
-cluster-up: docker-up tools e2e-cli
+cluster-up: docker-up e2e-tools e2e-cli
 	$(BIN)/e2e-cluster up --release $(K8S_VERSION) --profile $(PROFILE) --name $(CLUSTER_NAME) --source $(NODE_IMAGE) --out $(OUT) \
 	  --kubeconfig $(OUT)/kubeconfig-$(CLUSTER_NAME)
 
@@ -83,7 +88,7 @@ preflight:
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
-e2e: preflight $(if $(EXISTING),,docker-up tools) e2e-cli
+e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	@failed=""; for v in $(K8S_VERSIONS); do \
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v || failed="$$failed $$v"; \
@@ -126,12 +131,12 @@ e2e-release: e2e-cli
 # bench: one whole run of the release with its cluster kept, then each
 # component's gate moved off and on BENCH_REPEAT times on that cluster, then
 # the table (also in $(ARTIFACTS)/bench/<release>/bench.md). The cluster is
-# deleted at the end.
-bench: preflight docker-up tools e2e-cli
+# deleted at the end, unless KEEP_CLUSTER=1.
+bench: preflight docker-up e2e-tools e2e-cli
 	@rc=0; $(MAKE) --no-print-directory e2e-release KEEP_CLUSTER=1 ARTIFACTS=$(ARTIFACTS)/bench || rc=$$?; \
 	go run ./e2e/cmd/bench --report $(ARTIFACTS)/bench/$(K8S_VERSION)/report.json --cluster $(CLUSTER_NAME) \
 	  --release $(K8S_VERSION) --repeat $(BENCH_REPEAT) --out $(ARTIFACTS)/bench/$(K8S_VERSION)/bench.md || rc=1; \
-	$(BIN)/e2e-cluster down --name $(CLUSTER_NAME); exit $$rc
+	$(if $(filter 1,$(KEEP_CLUSTER)),echo "bench: cluster $(CLUSTER_NAME) kept (KEEP_CLUSTER=1)",$(BIN)/e2e-cluster down --name $(CLUSTER_NAME)); exit $$rc
 
 clean:
 	rm -rf $(OUT) $(ARTIFACTS)

@@ -34,6 +34,15 @@ install_shim() {
   install -m 0755 "$out/bin/runc-capshim" "$shim.new" && mv -f "$shim.new" "$shim"
 }
 
+# A daemon that runs but refuses this user is not a missing daemon: say which.
+sock=/var/run/docker.sock
+if [ "$(id -u)" != 0 ] && [ -S "$sock" ] && ! docker info >/dev/null 2>&1; then
+  if ! id -nG | tr ' ' '\n' | grep -qx docker; then
+    die "dockerd runs, but user $(id -un) may not use $sock: add the user to the docker group (sudo usermod -aG docker $(id -un)) and log in again"
+  fi
+  die "dockerd's socket $sock is there, but docker info fails for $(id -un): $(docker info 2>&1 | tail -n 1)"
+fi
+
 if docker info >/dev/null 2>&1; then
   if bounding_complete || docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q capshim; then
     exit 0

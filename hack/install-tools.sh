@@ -5,11 +5,14 @@
 #                            kind's published images can be pulled)
 #   chromium-headless-shell  make test renders signoff.html in it (the test
 #                            says it skipped where no headless Chromium is)
+# With the argument `e2e` (make e2e, make node-image, make cluster-up) only
+# what building a node image needs, debootstrap; without it (make tools)
+# both. Each package is named before it is installed.
 # Best effort: what cannot be installed is named, and the run goes on.
 set -uo pipefail
 missing=()
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-if ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
+if [ "${1:-all}" != e2e ] && ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
   missing+=(chromium-headless-shell)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
