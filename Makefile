@@ -91,7 +91,9 @@ preflight:
 e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	@failed=""; for v in $(K8S_VERSIONS); do \
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
-	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v || failed="$$failed $$v"; \
+	  name=$(CLUSTER_NAME); \
+	  $(if $(and $(filter 1,$(KEEP_CLUSTER)),$(word 2,$(K8S_VERSIONS)),$(if $(EXISTING),,x)),name=$(CLUSTER_NAME)-$${v//./-}; echo "e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is $$name";) \
+	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v"; \
 	done; \
 	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' || true; \
 	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi

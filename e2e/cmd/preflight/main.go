@@ -60,6 +60,22 @@ type args struct {
 	keepCluster, upgrade, timeout, procs                                                     string
 }
 
+// clusterNames are the clusters the run will create: CLUSTER_NAME, or with
+// KEEP_CLUSTER=1 and several releases one per release, CLUSTER_NAME-1-35
+// and so on (the Makefile's e2e target names them the same way), so that
+// each kept cluster has a name of its own.
+func (a args) clusterNames() []string {
+	rels := strings.Fields(a.releases)
+	if a.keepCluster != "1" || len(rels) < 2 {
+		return []string{a.clusterName}
+	}
+	out := make([]string, len(rels))
+	for i, r := range rels {
+		out[i] = a.clusterName + "-" + strings.ReplaceAll(r, ".", "-")
+	}
+	return out
+}
+
 var kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // check returns one line per bad argument.
@@ -73,8 +89,10 @@ func (a args) check(ctx context.Context) []string {
 		}
 	} else if dockerAnswers(ctx) {
 		// Without a Docker engine no kind cluster can exist, so the name is free.
-		if err := kindcluster.CheckNameFree(a.clusterName); err != nil {
-			out = append(out, err.Error())
+		for _, name := range a.clusterNames() {
+			if err := kindcluster.CheckNameFree(name); err != nil {
+				out = append(out, err.Error())
+			}
 		}
 	}
 	return out

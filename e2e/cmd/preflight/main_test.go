@@ -40,3 +40,15 @@ func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
 		t.Errorf("kubeconfig: %q", p)
 	}
 }
+
+func TestKeptClustersOfSeveralReleasesHaveNamesOfTheirOwn(t *testing.T) {
+	a := args{releases: "1.35 1.36", clusterName: "dra-e2e", keepCluster: "1"}
+	if got := a.clusterNames(); len(got) != 2 || got[0] != "dra-e2e-1-35" || got[1] != "dra-e2e-1-36" {
+		t.Errorf("kept, two releases: %v", got)
+	}
+	for _, b := range []args{{releases: "1.35 1.36", clusterName: "dra-e2e", keepCluster: "0"}, {releases: "1.35", clusterName: "dra-e2e", keepCluster: "1"}} {
+		if got := b.clusterNames(); len(got) != 1 || got[0] != "dra-e2e" {
+			t.Errorf("%+v: %v", b, got)
+		}
+	}
+}
