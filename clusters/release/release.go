@@ -249,12 +249,28 @@ func Get(name string) (Release, error) {
 	if parts := strings.SplitN(name, ".", 3); len(parts) == 3 {
 		if r, ok := table[parts[0]+"."+parts[1]]; ok {
 			if at, err := r.AtPatch(name); err == nil {
+				// kind's image runs its own patch: asked for another, the
+				// suite builds the patch asked for (or, with NODE_IMAGE=pull,
+				// refuses), never boots one patch under another's name.
+				if at.PublishedPatch() != at.Version {
+					at.Published = ""
+				}
 				return at, nil
 			}
 		}
 	}
 	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or a patch of one)",
 		name, strings.Join(Minors(), ", "))
+}
+
+// PublishedPatch is the patch kind's published image runs ("1.35.8"), or "".
+func (r Release) PublishedPatch() string {
+	_, tag, ok := strings.Cut(r.Published, ":v")
+	if !ok {
+		return ""
+	}
+	patch, _, _ := strings.Cut(tag, "@")
+	return patch
 }
 
 // AtPatch is the release as a node image of another patch of the same minor

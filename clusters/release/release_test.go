@@ -305,3 +305,18 @@ func TestEveryMoveSelectsItsAllocator(t *testing.T) {
 		t.Errorf("1.37 movable gates: %v", got)
 	}
 }
+
+func TestAPatchKindDoesNotPublishIsNeverBootedFromKindsImage(t *testing.T) {
+	r, err := Get("1.35.6")
+	if err != nil || r.Version != "1.35.6" || r.Published != "" {
+		t.Errorf("Get(1.35.6): version %q, published %q, %v: kind's image runs 1.35.8, so it must be built", r.Version, r.Published, err)
+	}
+	minor, _ := Get("1.35")
+	if minor.PublishedPatch() != "1.35.8" {
+		t.Errorf("1.35's published patch %q", minor.PublishedPatch())
+	}
+	same, _ := Get("1.35.8")
+	if same.Published != minor.Published {
+		t.Errorf("Get(1.35.8) must keep kind's 1.35.8 image, got %q", same.Published)
+	}
+}
