@@ -128,7 +128,8 @@ e2e-release: e2e-cli
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --timeline-file=$$timeline \
-	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster)
+	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster) \
+	  2>&1 | tee $(ARTIFACTS)/$(K8S_VERSION)/e2e.log
 
 # bench: one whole run of the release with its cluster kept, then each
 # component's gate moved off and on BENCH_REPEAT times on that cluster, then

@@ -355,3 +355,35 @@ func controllerGateOffEvent(tmpl *resourceapi.ResourceClaimTemplate) string {
 func failedScheduling(says string) gtypes.GomegaMatcher {
 	return gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(says))
 }
+
+// saveClusterRecord keeps, on every run, the small part of the cluster's
+// logs a reader of a green run may still want: each kube-system pod's
+// current log (the control plane's components, kube-proxy, CoreDNS) and
+// every event the cluster still holds, under dir. A failed run also gets
+// kind's whole export (testenv.Teardown).
+func saveClusterRecord(ctx context.Context, dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	if pods, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			for _, c := range p.Spec.Containers {
+				raw, err := env.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name}).DoRaw(ctx)
+				if err != nil {
+					raw = []byte("reading the log: " + err.Error() + "\n")
+				}
+				os.WriteFile(filepath.Join(dir, p.Name+"_"+c.Name+".log"), raw, 0o644)
+			}
+		}
+	}
+	events, err := env.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var out strings.Builder
+	for _, e := range events.Items {
+		fmt.Fprintf(&out, "%s %s %s/%s %s %s: %s\n", e.LastTimestamp.UTC().Format(time.RFC3339), e.Type,
+			e.InvolvedObject.Kind, e.Namespace+"/"+e.InvolvedObject.Name, e.Source.Component, e.Reason, e.Message)
+	}
+	os.WriteFile(filepath.Join(dir, "events.txt"), []byte(out.String()), 0o644)
+}

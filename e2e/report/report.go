@@ -404,6 +404,7 @@ func (r Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(r.provenanceMarkdown())
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "Suite problem: %s\n\n", Cell(p))
 	}
@@ -472,4 +473,34 @@ func Cell(s string) string {
 // WriteMarkdown writes report.md.
 func (r Report) WriteMarkdown(path string) error {
 	return os.WriteFile(path, []byte(r.Markdown()), 0o644)
+}
+
+// provenanceMarkdown is what a sign-off needs to trust the run: which suite,
+// tools, image and gates, and what selected the specs ("" where unknown).
+func (r Report) provenanceMarkdown() string {
+	rows := [][2]string{
+		{"suite commit", r.SuiteCommit}, {"kind", r.KindVersion}, {"Go", r.GoVersion},
+		{"node image", r.NodeImage}, {"node image ID", r.NodeImageID},
+		{"allocator", r.Allocator}, {"DRA feature set", r.FeatureSet},
+		{"label filter", r.LabelFilter}, {"focus", strings.Join(r.Focus, " | ")}, {"skip", strings.Join(r.Skip, " | ")},
+	}
+	comps := make([]string, 0, len(r.Gates))
+	for c := range r.Gates {
+		comps = append(comps, c)
+	}
+	sort.Strings(comps)
+	for _, c := range comps {
+		rows = append(rows, [2]string{"--feature-gates of " + c, r.Gates[c]})
+	}
+	var b strings.Builder
+	b.WriteString("| provenance | |\n|---|---|\n")
+	for _, row := range rows {
+		v := row[1]
+		if v == "" {
+			v = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", row[0], Cell(v))
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -255,3 +255,16 @@ func TestASpecOfAMovedSchedulerNamesItsAllocator(t *testing.T) {
 		t.Errorf("markdown rows do not name the allocators:\n%s", md)
 	}
 }
+
+func TestReportMarkdownCarriesTheProvenance(t *testing.T) {
+	meta := Meta{Release: "1.35", Profile: "default", SuiteCommit: "abc123", KindVersion: "v0.33.0", GoVersion: "go1.26.8",
+		NodeImage: "kind-e2e/node:v1.35.4-x", NodeImageID: "sha256:1", Gates: map[string]string{"kube-apiserver": "DRAAdminAccess=true"},
+		LabelFilter: "authz"}
+	md := FromGinkgo(types.Report{SpecReports: types.SpecReports{spec("denies", types.SpecStatePassed, "")}}, meta).Markdown()
+	for _, want := range []string{"| suite commit | abc123 |", "| kind | v0.33.0 |", "| node image | kind-e2e/node:v1.35.4-x |", "| node image ID | sha256:1 |",
+		"| --feature-gates of kube-apiserver | DRAAdminAccess=true |", "| label filter | authz |", "| focus | — |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
