@@ -51,7 +51,8 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 					// One sign-off row for the group: each promise has its own
 					// row from the allocation group.
 					kep("the core allocation promises hold under every allocator implementation the release can use")
-					requireGateSwitching(ctx)
+					// Moving kube-scheduler's other DRA gates needs its node,
+					// not a switchable DRAAdminAccess: 1.36 and 1.37 lock only that one.
 					requireNodeAccess(ctx)
 					since := metav1.Now()
 					p.run(ctx, f)
@@ -67,7 +68,10 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 // the allocator and the set. As in inProfile, the container's pods go
 // before the move back.
 func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator string) {
-	movable := func() bool { return gatesSwitchable() && env.Cluster != nil }
+	movable := func() bool {
+		_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
+		return !declared && env.Cluster != nil
+	}
 	ginkgo.BeforeAll(func(ctx context.Context) {
 		if movable() {
 			moveScheduler(ctx, set)
