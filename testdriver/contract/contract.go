@@ -112,6 +112,44 @@ const (
 	TaintValue = "true"
 )
 
+// AddedTaints are taints a driver is told to add on top of its layout
+// (--taint), each with TaintKey and TaintValue: device name -> effect. A
+// spec adds one to a device already in use, the way a driver reports a
+// device that went bad, and watches what kube-controller-manager does.
+type AddedTaints map[string]string
+
+// ParseTaints reads --taint: "device=Effect[,device=Effect...]", "" for none.
+func ParseTaints(s string) (AddedTaints, error) {
+	out := AddedTaints{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		dev, effect, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || dev == "" {
+			return nil, fmt.Errorf("taint %q: want device=Effect", part)
+		}
+		if effect != "NoSchedule" && effect != "NoExecute" {
+			return nil, fmt.Errorf("taint %q: the effect is NoSchedule or NoExecute", part)
+		}
+		out[dev] = effect
+	}
+	return out, nil
+}
+
+// String is the --taint value, sorted by device.
+func (t AddedTaints) String() string {
+	devs := make([]string, 0, len(t))
+	for d := range t {
+		devs = append(devs, d)
+	}
+	sort.Strings(devs)
+	for i, d := range devs {
+		devs[i] = d + "=" + t[d]
+	}
+	return strings.Join(devs, ",")
+}
+
 // TaintedDevice is one device of LayoutTainted and its taint's effect.
 type TaintedDevice struct{ Name, Effect string }
 

@@ -59,3 +59,21 @@ func TestParseLayout(t *testing.T) {
 		t.Errorf("an unknown layout must be refused by name, got %v", err)
 	}
 }
+
+func TestParseTaintsRoundTripsAndRefusesWhatTheAPIWouldNot(t *testing.T) {
+	got, err := ParseTaints("noschedule-0=NoExecute, dev-1=NoSchedule")
+	if err != nil || len(got) != 2 || got["noschedule-0"] != "NoExecute" || got["dev-1"] != "NoSchedule" {
+		t.Fatalf("ParseTaints: %v %v", got, err)
+	}
+	if s := got.String(); s != "dev-1=NoSchedule,noschedule-0=NoExecute" {
+		t.Errorf("String: %q", s)
+	}
+	if none, err := ParseTaints(""); err != nil || len(none) != 0 || none.String() != "" {
+		t.Errorf("empty: %v %v", none, err)
+	}
+	for _, bad := range []string{"dev-0", "=NoExecute", "dev-0=Evict"} {
+		if _, err := ParseTaints(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

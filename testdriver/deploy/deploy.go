@@ -40,6 +40,8 @@ type Options struct {
 	// Devices how many plain devices.
 	Layout  contract.Layout
 	Devices int
+	// Taints are added on top of the layout's (the driver's --taint).
+	Taints contract.AddedTaints
 	// DeviceClass is the class the suite's claims use.
 	DeviceClass string
 	// APIServerHost and APIServerPort, when set, are where the driver
@@ -196,6 +198,31 @@ func WaitPublished(ctx context.Context, client kubernetes.Interface, dyn dynamic
 		return fmt.Errorf("driver %s did not publish %d devices on every node within %s (devices per node: %s): %w", o.DriverName, o.Published(), timeout, seen, err)
 	}
 	return nil
+}
+
+// SetTaints gives an installed driver the taints it adds on top of its
+// layout: its DaemonSet's --taint changes, and the DaemonSet controller
+// replaces the driver's pods one node at a time (claims they prepared stay
+// prepared, see the driver's checkpoint), each of which publishes the new
+// taints. The caller waits for the slices.
+func SetTaints(ctx context.Context, client kubernetes.Interface, o Options, taints contract.AddedTaints) error {
+	o = o.Defaults()
+	ds, err := client.AppsV1().DaemonSets(o.Namespace).Get(ctx, "testdriver", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("the driver's DaemonSet: %w", err)
+	}
+	cmd := ds.Spec.Template.Spec.Containers[0].Command
+	found := false
+	for i, arg := range cmd {
+		if strings.HasPrefix(arg, "--taint=") {
+			cmd[i], found = "--taint="+taints.String(), true
+		}
+	}
+	if !found {
+		return fmt.Errorf("the driver's DaemonSet in %s has no --taint flag to change: %v", o.Namespace, cmd)
+	}
+	_, err = client.AppsV1().DaemonSets(o.Namespace).Update(ctx, ds, metav1.UpdateOptions{})
+	return err
 }
 
 // Uninstall removes what Install made and waits for the namespace to go, so a

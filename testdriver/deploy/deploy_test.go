@@ -1,6 +1,9 @@
 package deploy
 
 import (
+	"slices"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"strings"
 	"testing"
 
@@ -67,5 +70,21 @@ func TestDriverReachesKubeAPIServerWhereTold(t *testing.T) {
 	got = env(Options{Image: "x"})
 	if _, ok := got["KUBERNETES_SERVICE_HOST"]; ok {
 		t.Fatalf("without one it must keep the kubernetes Service: %v", got)
+	}
+}
+
+func TestTheDriverIsToldItsAddedTaints(t *testing.T) {
+	for taints, want := range map[string]contract.AddedTaints{
+		"--taint=":                       nil,
+		"--taint=noschedule-0=NoExecute": {"noschedule-0": "NoExecute"},
+	} {
+		objs, err := Objects(Options{Image: "x", Taints: want}.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := objs[4].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command
+		if !slices.Contains(cmd, taints) {
+			t.Errorf("taints %v: command %v lacks %q", want, cmd, taints)
+		}
 	}
 }

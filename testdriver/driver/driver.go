@@ -68,6 +68,8 @@ type Driver struct {
 	Devices  int
 	// Layout is what the node publishes; plain unless set.
 	Layout contract.Layout
+	// Taints are added on top of the layout's (--taint).
+	Taints contract.AddedTaints
 	CDI    cdi.Writer
 	State  *state.Checkpoint
 	// Cancel stops the process on a fatal background error.
@@ -88,6 +90,14 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 		slices = []resourceslice.Slice{{Devices: tainted()}}
 	default:
 		slices = []resourceslice.Slice{{Devices: plain(d.Devices)}}
+	}
+	for _, sl := range slices {
+		for i := range sl.Devices {
+			if effect, ok := d.Taints[sl.Devices[i].Name]; ok {
+				sl.Devices[i].Taints = append(sl.Devices[i].Taints, resourceapi.DeviceTaint{
+					Key: contract.TaintKey, Value: contract.TaintValue, Effect: resourceapi.DeviceTaintEffect(effect)})
+			}
+		}
 	}
 	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.NodeName: {Slices: slices}}}
 }

@@ -216,3 +216,22 @@ func TestTaintedLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestAddedTaintsJoinTheLayoutsOwn(t *testing.T) {
+	d := newDriver(t)
+	d.Layout = contract.LayoutTainted
+	d.Taints = contract.AddedTaints{contract.TaintedDevices[0].Name: "NoExecute", "no-such-device": "NoExecute"}
+	devices := d.Resources().Pools["node-1"].Slices[0].Devices
+	if got := devices[0].Taints; len(got) != 2 || got[0].Effect != resourceapi.DeviceTaintEffectNoSchedule || got[1].Effect != resourceapi.DeviceTaintEffectNoExecute || got[1].Key != contract.TaintKey {
+		t.Errorf("%s after an added NoExecute taint: %+v", devices[0].Name, got)
+	}
+	if got := devices[1].Taints; len(got) != 1 {
+		t.Errorf("%s has taints it was not given: %+v", devices[1].Name, got)
+	}
+	d.Layout, d.Taints = contract.LayoutPlain, contract.AddedTaints{contract.DeviceName(1): "NoSchedule"}
+	for _, dev := range d.Resources().Pools["node-1"].Slices[0].Devices {
+		if want := dev.Name == contract.DeviceName(1); (len(dev.Taints) == 1) != want {
+			t.Errorf("plain layout, %s tainted %+v", dev.Name, dev.Taints)
+		}
+	}
+}

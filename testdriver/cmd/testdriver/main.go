@@ -33,6 +33,7 @@ func main() {
 	name := flag.String("driver-name", contract.DriverName, "DRA driver name (also the CDI vendor)")
 	devices := flag.Int("devices", contract.PlainDevices, "devices published per node (layout plain)")
 	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices) or partitionable (a whole device and two halves on one counter set)")
+	taintFlag := flag.String("taint", "", "taints added on top of the layout's, with the suite's taint key: device=NoSchedule|NoExecute[,...]")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where CDI specs are written")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "this node")
 	flag.Parse()
@@ -41,13 +42,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testdriver:", err)
 		os.Exit(2)
 	}
-	if err := run(*name, *nodeName, *cdiDir, *devices, layout); err != nil {
+	taints, err := contract.ParseTaints(*taintFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testdriver:", err)
+		os.Exit(2)
+	}
+	if err := run(*name, *nodeName, *cdiDir, *devices, layout, taints); err != nil {
 		klog.ErrorS(err, "testdriver stopped")
 		os.Exit(1)
 	}
 }
 
-func run(name, nodeName, cdiDir string, devices int, layout contract.Layout) error {
+func run(name, nodeName, cdiDir string, devices int, layout contract.Layout, taints contract.AddedTaints) error {
 	if nodeName == "" {
 		return fmt.Errorf("no node name: set --node-name or NODE_NAME")
 	}
@@ -74,7 +80,7 @@ func run(name, nodeName, cdiDir string, devices int, layout contract.Layout) err
 	if err != nil {
 		return err
 	}
-	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Layout: layout,
+	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Layout: layout, Taints: taints,
 		CDI: cdi.Writer{Dir: cdiDir, Vendor: name}, State: checkpoint, Cancel: cancel}
 	// Both DRA gRPC services are served (the helper's default): 1.33 kubelets
 	// call v1beta1, 1.34+ call v1.
