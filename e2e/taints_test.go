@@ -5,12 +5,15 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
 // Device taints (KEP-5055) with admin access. Admin access reaches devices
@@ -57,4 +60,31 @@ var _ = framework.Describe("Admin access on tainted devices", ginkgo.Label("tain
 			expectUndisturbed(ctx, pod, snapshot(ctx, pod))
 		})
 	}
+
+	// Last in the group: it changes what the instance publishes, and the
+	// group removes the instance after it.
+	ginkgo.It("evicts an admin-access pod whose request does not tolerate a NoExecute taint the driver adds later, and leaves one whose request does", func(ctx context.Context) {
+		kep("admin access is not exempt from device taints")
+		b := tainted.builder(ctx, f)
+		node := anyWorker(ctx)
+		labelForAdmin(ctx, f.Namespace.Name)
+		// Device 0 is tainted NoSchedule from the start: both requests
+		// tolerate that, only the second also NoExecute (kube-controller-
+		// manager's eviction counts only a toleration that names NoExecute).
+		dev := contract.TaintedDevices[0]
+		noSchedule := builder.Tolerating(contract.TaintKey, dev.Effect)
+		evicted, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule)
+		kept, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule, builder.Tolerating(contract.TaintKey, "NoExecute"))
+		before := snapshot(ctx, kept)
+
+		ginkgo.By("the driver adds a NoExecute taint to " + dev.Name + ", which both admin-access claims have")
+		framework.ExpectNoError(deploy.SetTaints(ctx, env.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
+		expectPodEvent(ctx, evicted, podStartTimeout, "Normal "+release.DeviceTaintEvictionReason+": "+release.DeviceTaintEvictionMessage,
+			"kube-controller-manager should evict pod %s: its admin-access request tolerates %s only with effect %s", evicted.Name, contract.TaintKey, dev.Effect)
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			_, err := env.Client.CoreV1().Pods(evicted.Namespace).Get(ctx, evicted.Name, metav1.GetOptions{})
+			return err
+		}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "evicted pod %s is deleted", evicted.Name)
+		expectUndisturbed(ctx, kept, before)
+	})
 })

@@ -98,6 +98,16 @@ type Release struct {
 	FeatureMoves []FeatureMove
 }
 
+// DeviceTaintEvictionReason and DeviceTaintEvictionMessage are the event
+// kube-controller-manager's device taint eviction controller puts on a pod
+// it deletes for an untolerated NoExecute device taint
+// (pkg/controller/devicetainteviction, emitPodDeletionEvent; the same in
+// v1.36.3 and v1.37.2).
+const (
+	DeviceTaintEvictionReason  = "DeviceTaintManagerEviction"
+	DeviceTaintEvictionMessage = "Marking for deletion"
+)
+
 // KindVersion is the kind release whose node images and Go module the suite uses.
 const KindVersion = "v0.33.0"
 
