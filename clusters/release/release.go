@@ -93,6 +93,9 @@ type Release struct {
 	// structured allocator's implementations, in the order it tries them.
 	OnByDefault []Feature
 	Allocators  []Allocator
+	// ExtendedResources: DRAExtendedResource is on by default (beta in
+	// 1.36, GA in 1.37; pkg/features/kube_features.go).
+	ExtendedResources bool
 	// FeatureMoves are the other feature sets the allocators group moves
 	// kube-scheduler to (features.go says why these).
 	FeatureMoves []FeatureMove
@@ -208,9 +211,10 @@ var table = map[string]Release{
 		// Every DRA gate but the alpha DRAListTypeAttributes is beta or GA and on.
 		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity},
-		Allocators:   allocators136,
-		FeatureMoves: moves136,
-		Metrics:      forgettingDeleted(withSource(metricsLabelled)),
+		Allocators:        allocators136,
+		FeatureMoves:      moves136,
+		ExtendedResources: true,
+		Metrics:           forgettingDeleted(withSource(metricsLabelled)),
 	},
 	// Read in the v1.37.2 module: the gate is still GA and locked (removal
 	// planned for 1.39), the label key and denial text are 1.36's, v1 is the
@@ -228,9 +232,10 @@ var table = map[string]Release{
 		// DRAFractionalCapacityRange is beta and on at emulation version 1.37.
 		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange},
-		Allocators:   allocators137,
-		FeatureMoves: moves137,
-		Metrics:      metricsDRA,
+		Allocators:        allocators137,
+		FeatureMoves:      moves137,
+		ExtendedResources: true,
+		Metrics:           metricsDRA,
 	},
 }
 

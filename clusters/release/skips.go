@@ -27,6 +27,10 @@ const (
 	NeedDeviceTaints Need = "device-taints"
 	// NeedPrioritizedList: DRAPrioritizedList on in the cluster's feature set.
 	NeedPrioritizedList Need = "prioritized-list"
+	// NeedExtendedResources: DRAExtendedResource on (pods asking for a
+	// device class's extended resource get devices through a claim
+	// kube-scheduler makes).
+	NeedExtendedResources Need = "extended-resources"
 )
 
 // Mode is how this run reaches its cluster.
@@ -89,6 +93,9 @@ var declaredSkips = []declaredSkip{
 		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.34)", FeaturePrioritizedList, r.Minor),
 			!r.DefaultFeatures().Has(FeaturePrioritizedList)
 	}, "the release's default feature set leaves DRAPrioritizedList off (1.33)"},
+	{NeedExtendedResources, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("DRAExtendedResource is off in Kubernetes %s by default (alpha before 1.36)", r.Minor), !r.ExtendedResources
+	}, "DRAExtendedResource is off by default (1.33–1.35)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
 	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},
