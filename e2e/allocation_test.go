@@ -245,11 +245,28 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	before := snapshot(ctx, ordinaryPod)
 
 	labelForAdmin(ctx, f.Namespace.Name)
-	_, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
+	adminPod, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(ordinary)), "the same device")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
 	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(0)), string(admin.UID)))
+	expectUndisturbed(ctx, ordinaryPod, before)
+
+	// Releasing the admin-access claim must not release what the ordinary
+	// claim holds.
+	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for the device still waits")
+	deletePod(ctx, adminPod)
+	framework.ExpectNoError(env.DRA.ResourceClaims(admin.Namespace).Delete(ctx, admin.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := b.GetClaim(ctx, admin.Name)
+		return err
+	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "admin-access claim %s is gone", admin.Name)
+	second, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(0)))
+	framework.ExpectNoError(err)
+	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(second)), node))
+	framework.ExpectNoError(err)
+	expectUnschedulable(ctx, b, fmt.Sprintf("device %s is still %s's, whose pod %s runs", contract.DeviceName(0), ordinary.Name, ordinaryPod.Name),
+		waitingPod{waiting, second.Name})
 	expectUndisturbed(ctx, ordinaryPod, before)
 }
 

@@ -143,6 +143,28 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
 	})
 
+	ginkgo.It("accepts adminAccess: false written explicitly in a namespace without the admin label, stores it as false, and allocates without admin access", func(ctx context.Context) {
+		kep("adminAccess unset or false asks for no admin access and needs no label")
+		b := newBuilder(f)
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.NoAdminAccess()))
+		framework.ExpectNoError(err, "a ResourceClaim with adminAccess: false in an unlabelled namespace")
+		gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"false"}), "claim %s's requests[].adminAccess as stored", claim.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.NoAdminAccess()))
+		framework.ExpectNoError(err, "a ResourceClaimTemplate with adminAccess: false in an unlabelled namespace")
+		gomega.Expect(observe.RequestsAdminAccessFields(tmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"false"}), "template %s's requests[].adminAccess as stored", tmpl.Name)
+
+		ginkgo.By("pods using the claim and the template get ordinary allocations")
+		for _, pc := range []builder.PodClaim{builder.UsingClaim(claim), builder.FromTemplate(tmpl)} {
+			pod, err := b.CreatePod(ctx, b.Pod(pc))
+			framework.ExpectNoError(err)
+			vars := expectRunning(ctx, b, pod)
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"), "pod %s", pod.Name)
+			allocated := podClaim(ctx, b, pod)
+			gomega.Expect(observe.AdminAccessResults(allocated)).To(gomega.Equal([]bool{false}), "status.allocation.devices.results[].adminAccess of claim %s", allocated.Name)
+			gomega.Expect(observe.RequestsAdminAccessFields(allocated.Spec.Devices)).To(gomega.Equal([]string{"false"}), "claim %s's requests[].adminAccess as stored", allocated.Name)
+		}
+	})
+
 	for _, value := range []string{"True", "yes", "1", ""} {
 		ginkgo.It(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), func(ctx context.Context) {
 			kep("only the exact label value \"true\" authorizes")

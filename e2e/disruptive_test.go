@@ -413,7 +413,19 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		ginkgo.By("a new admin-access template loses the field the same way")
 		freshTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err, "the release drops the field silently")
-		gomega.Expect(freshTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.BeNil(), "template stored without adminAccess")
+		gomega.Expect(observe.RequestsAdminAccessFields(freshTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "template %s's requests[].adminAccess as stored", freshTmpl.Name)
+
+		ginkgo.By("the field goes before any label is looked at: in a namespace without the label both are stored, without it")
+		bare, err := f.CreateNamespace(ctx, "api-off-unlabelled", nil)
+		framework.ExpectNoError(err)
+		ub := newBuilder(f)
+		ub.Namespace = bare.Name
+		unlabelledClaim, err := ub.CreateClaim(ctx, ub.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "an admin-access claim in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledClaim.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "claim %s's requests[].adminAccess as stored", unlabelledClaim.Name)
+		unlabelledTmpl, err := ub.CreateTemplate(ctx, ub.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "an admin-access template in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "template %s's requests[].adminAccess as stored", unlabelledTmpl.Name)
 
 		ginkgo.By("pods from either template get ordinary claims: the old template keeps the field, but the claim made from it is a new object")
 		for _, tmpl := range []*resourceapi.ResourceClaimTemplate{freshTmpl, existingTmpl} {
@@ -433,7 +445,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		ginkgo.By("the objects made before keep the field, also through an update")
 		storedTmpl, err := b.DRA.ResourceClaimTemplates(existingTmpl.Namespace).Get(ctx, existingTmpl.Name, metav1.GetOptions{})
 		framework.ExpectNoError(err)
-		gomega.Expect(storedTmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()), "the template made with the gate on")
+		gomega.Expect(observe.RequestsAdminAccessFields(storedTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"true"}), "template %s, made with the gate on, as stored", storedTmpl.Name)
 		stored, err := b.GetClaim(ctx, existing.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(observe.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)

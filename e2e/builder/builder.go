@@ -49,6 +49,12 @@ func AdminAccess() RequestOption {
 	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) { r.AdminAccess = ptr.To(true) }
 }
 
+// NoAdminAccess writes adminAccess: false explicitly, which the API reads
+// as no admin access (as if unset).
+func NoAdminAccess() RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) { r.AdminAccess = ptr.To(false) }
+}
+
 // AllDevices asks for every matching device (allocationMode: All).
 func AllDevices() RequestOption {
 	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {

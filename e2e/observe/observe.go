@@ -5,6 +5,7 @@ package observe
 
 import (
 	"context"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -57,4 +58,28 @@ func RequestsAdminAccess(c *resourceapi.ResourceClaim) bool {
 		}
 	}
 	return false
+}
+
+// AdminAccessField says what a stored adminAccess is, "unset", "true" or
+// "false", so that a failed check says what was stored rather than only
+// that a pointer was not nil.
+func AdminAccessField(v *bool) string {
+	if v == nil {
+		return "unset"
+	}
+	return strconv.FormatBool(*v)
+}
+
+// RequestsAdminAccessFields lists AdminAccessField of each request of a
+// claim's (or a template's) devices, "-" for a request that is not exact.
+func RequestsAdminAccessFields(devices resourceapi.DeviceClaim) []string {
+	var out []string
+	for _, r := range devices.Requests {
+		if r.Exactly == nil {
+			out = append(out, "-")
+			continue
+		}
+		out = append(out, AdminAccessField(r.Exactly.AdminAccess))
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -26,5 +27,18 @@ func TestClaimReaders(t *testing.T) {
 	}
 	if got := AllocatedDevices(c); !reflect.DeepEqual(got, []string{"node-1/dev-0", "node-1/dev-0"}) {
 		t.Fatalf("AllocatedDevices = %v", got)
+	}
+}
+
+func TestRequestsAdminAccessFieldsSayWhatWasStored(t *testing.T) {
+	yes, no := true, false
+	devices := resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
+		{Name: "a", Exactly: &resourceapi.ExactDeviceRequest{AdminAccess: &yes}},
+		{Name: "b", Exactly: &resourceapi.ExactDeviceRequest{AdminAccess: &no}},
+		{Name: "c", Exactly: &resourceapi.ExactDeviceRequest{}},
+		{Name: "d", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "x"}}},
+	}}
+	if got := RequestsAdminAccessFields(devices); strings.Join(got, ",") != "true,false,unset,-" {
+		t.Errorf("got %v", got)
 	}
 }
