@@ -100,8 +100,37 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		framework.ExpectNoError(err)
 		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}), "the existing allocation keeps admin access")
 
-		ginkgo.By("the pod goes: reservedFor empties and kube-controller-manager deallocates the claim without being refused")
+		// Each of these is a status write of a claim that keeps its admin
+		// allocation, in a namespace without the label: kube-apiserver must
+		// not check the grant again.
+		ginkgo.By("a second pod uses the claim while unlabelled: kube-scheduler reserves the allocated claim for it too, the admin allocation unchanged")
+		second, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		gomega.Expect(expectRunning(ctx, b, second)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s, a second user of claim %s", second.Name, claim.Name)
+		shared, err := b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(reservedFor(shared)).To(gomega.ConsistOf(pod.Name, second.Name), "status.reservedFor of claim %s", claim.Name)
+		gomega.Expect(observe.AllocatedDevices(shared)).To(gomega.Equal(observe.AllocatedDevices(stored)), "the same allocation")
+		gomega.Expect(observe.AdminAccessResults(shared)).To(gomega.Equal([]bool{true}))
+		secondBefore := snapshot(ctx, second)
+
+		ginkgo.By("the first pod goes: kube-controller-manager takes it out of reservedFor and the claim stays allocated, with admin access, for the second")
 		deletePod(ctx, pod)
+		gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+			c, err := b.GetClaim(ctx, claim.Name)
+			if err != nil {
+				return nil, err
+			}
+			return reservedFor(c), nil
+		}).WithTimeout(allocateTimeout).Should(gomega.Equal([]string{second.Name}), "status.reservedFor of claim %s after pod %s is gone", claim.Name, pod.Name)
+		kept, err := b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.AllocatedDevices(kept)).To(gomega.Equal(observe.AllocatedDevices(stored)), "claim %s's allocation", claim.Name)
+		gomega.Expect(observe.AdminAccessResults(kept)).To(gomega.Equal([]bool{true}))
+		expectUndisturbed(ctx, second, secondBefore)
+
+		ginkgo.By("the last pod goes: reservedFor empties and kube-controller-manager deallocates the claim without being refused")
+		deletePod(ctx, second)
 		expectDeallocated(ctx, b, claim.Name)
 
 		ginkgo.By("while unlabelled, the scheduler may not newly grant admin access to the same claim: the pod waits with the apiserver's denial")
@@ -379,4 +408,13 @@ func createNamespace(ctx context.Context, f *framework.Framework, base string) s
 	ns, err := f.CreateNamespace(ctx, base, nil)
 	framework.ExpectNoError(err)
 	return ns.Name
+}
+
+// reservedFor lists the names of the consumers a claim is reserved for.
+func reservedFor(c *resourceapi.ResourceClaim) []string {
+	var out []string
+	for _, r := range c.Status.ReservedFor {
+		out = append(out, r.Name)
+	}
+	return out
 }
