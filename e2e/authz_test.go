@@ -312,7 +312,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
-	ginkgo.It("denies every one of at least 200 unauthorized attempts (claims and templates, label variants, users, namespaces)", func(ctx context.Context) {
+	ginkgo.It("denies every one of at least 200 unauthorized attempts (claims, templates and status updates, label variants, users, namespaces)", func(ctx context.Context) {
 		kep("SLO: 100% of unauthorized attempts are denied")
 		second := createNamespace(ctx, f, "authz-sweep")
 		users := map[string]func(ns string) *builder.Builder{
@@ -340,6 +340,20 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			"all devices": {builder.AdminAccess(), builder.AllDevices()},
 			"one indexed": {builder.AdminAccess(), builder.DeviceIndex(1)},
 		}
+		// A status update that newly grants admin access, as kube-scheduler
+		// writes one, is tried in every label state too (as cluster-admin:
+		// the namespace admin may not write claim status at all).
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		framework.ExpectNoError(err)
+		grant := map[string]any{"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": nodes.Items[0].Name,
+			"device": contract.DeviceName(0), "adminAccess": true}
+		statusClaims := map[string]*resourceapi.ResourceClaim{}
+		for _, ns := range []string{f.Namespace.Name, second} {
+			b := users["cluster-admin"](ns)
+			c, err := b.CreateClaim(ctx, b.Claim())
+			framework.ExpectNoError(err)
+			statusClaims[ns] = c
+		}
 		attempts := 0 // an attempt that is not denied fails the spec, so all counted were denied
 		for _, ns := range []string{f.Namespace.Name, second} {
 			for _, state := range labelStates {
@@ -349,6 +363,10 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 				if state.value != nil {
 					setNamespaceLabel(ctx, ns, state.key, state.value)
 				}
+				err := patchAllocation(ctx, statusClaims[ns], grant)
+				attempts++
+				gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial()),
+					"status update granting admin access to claim %s in %s with %s=%v", statusClaims[ns].Name, ns, state.key, ptrString(state.value))
 				for userName, as := range users {
 					b := as(ns)
 					if b == nil {
@@ -365,6 +383,11 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 					}
 				}
 			}
+		}
+		for ns, c := range statusClaims {
+			stored, err := users["cluster-admin"](ns).GetClaim(ctx, c.Name)
+			framework.ExpectNoError(err)
+			gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "no denied status update of claim %s may be stored", c.Name)
 		}
 		ginkgo.AddReportEntry("unauthorized attempts denied", fmt.Sprintf("%d of %d", attempts, attempts))
 		framework.Logf("%d of %d unauthorized admin-access attempts were denied with the exact error", attempts, attempts)
