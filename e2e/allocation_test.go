@@ -123,6 +123,21 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 		_, err = b.CreateClaim(ctx, b.Claim())
 		refused(err, "an ordinary claim after an admin-access one")
 
+		// So far the count is admission's; the quota controller's own
+		// count must agree while the admin-access claim exists.
+		ginkgo.By("kube-controller-manager recounts the quota: the admin-access claim is counted there too")
+		framework.ExpectNoError(recountQuota(ctx, f.Namespace.Name, quotaName, 0))
+		gomega.Eventually(ctx, func(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
+			q, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Get(ctx, quotaName, metav1.GetOptions{})
+			if err != nil {
+				return corev1.ResourceQuotaStatus{}, err
+			}
+			return q.Status, nil
+		}).WithTimeout(allocateTimeout).Should(gomega.And(
+			gomega.HaveField("Hard", gomega.HaveKeyWithValue(corev1.ResourceName("count/configmaps"), resource.MustParse("100"))),
+			gomega.HaveField("Used", gomega.HaveKeyWithValue(key, resource.MustParse("1")))),
+			"quota %s's status after kube-controller-manager recounted it (status.hard shows the new limit): %s used=1 for claim %s", quotaName, key, first.Name)
+
 		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
 		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
 		released := gomega.HaveKeyWithValue(key, resource.MustParse("0"))
@@ -150,7 +165,7 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 })
 
 // recountQuota changes a limit of the quota that no claim touches
-// (count/configmaps, to 100+n for the n-th recount): kube-controller-manager
+// (count/configmaps, to 100+n for recount n; each n once per quota): kube-controller-manager
 // recounts every resource of a quota whose hard limits changed.
 func recountQuota(ctx context.Context, namespace, name string, n int) error {
 	patch := fmt.Sprintf(`{"spec":{"hard":{"count/configmaps":"%d"}}}`, 100+n)

@@ -199,6 +199,15 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		framework.ExpectNoError(err)
 		// The controller has handled the pod once it reports why it made no claim.
 		expectPodEvent(ctx, pod, allocateTimeout, controllerGateOffEvent(tmpl))
+
+		// needsAdminAccess in controller.go looks at every request.
+		ginkgo.By("a pod from a template whose second request asks for admin access: refused the same way")
+		second, err := b.CreateTemplate(ctx, b.TemplateOf(builder.Request(), builder.Request(builder.AdminAccess())))
+		framework.ExpectNoError(err)
+		secondPod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(second)))
+		framework.ExpectNoError(err)
+		expectPodEvent(ctx, secondPod, allocateTimeout, controllerGateOffEvent(second))
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the ordinary template's claim exists in %s", f.Namespace.Name)
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))

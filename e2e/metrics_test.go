@@ -205,11 +205,16 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		framework.ExpectNoError(err)
 		ordinaryTmpl, err := b.CreateTemplate(ctx, b.Template())
 		framework.ExpectNoError(err)
+		// The controller labels a claim admin_access="true" when any of its
+		// requests asks for it (getAdminAccessMetricLabel), not only the first.
+		secondTmpl, err := b.CreateTemplate(ctx, b.TemplateOf(builder.Request(), builder.Request(builder.AdminAccess())))
+		framework.ExpectNoError(err)
 		before, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 
-		const admin, ordinary = 3, 2
-		pods := append(startFromTemplate(ctx, b, adminTmpl, admin), startFromTemplate(ctx, b, ordinaryTmpl, ordinary)...)
+		const admin, ordinary = 4, 2 // one admin claim from secondTmpl
+		pods := append(startFromTemplate(ctx, b, adminTmpl, admin-1), startFromTemplate(ctx, b, ordinaryTmpl, ordinary)...)
+		pods = append(pods, startFromTemplate(ctx, b, secondTmpl, 1)...)
 		podsWithClaims(ctx, pods)
 		want := expectedCreates(admin, ordinary)
 		delta := s.createsSince(before)
@@ -262,6 +267,19 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		framework.ExpectNoError(err)
 		expectRunning(ctx, b, pod)
 		matches("with the admin-access claim allocated")
+		// The admin_access="false" series must move for a claim of the
+		// spec's own, not only for what other specs left.
+		ordinaryPod, _, _ := runOn(ctx, b, anyWorker(ctx), builder.NotDeviceIndex(0))
+		matches("with an ordinary claim of the spec's own, allocated")
+		secondTmpl, err := b.CreateTemplate(ctx, b.TemplateOf(builder.Request(builder.NotDeviceIndex(0)), builder.Request(builder.AdminAccess())))
+		framework.ExpectNoError(err)
+		fromSecond := startFromTemplate(ctx, b, secondTmpl, 1)[0]
+		expectRunning(ctx, b, fromSecond)
+		secondClaim := podClaim(ctx, b, fromSecond)
+		gomega.Expect(observe.RequestsAdminAccessFields(secondClaim.Spec.Devices)).To(gomega.Equal([]string{"unset", "true"}), "claim %s's requests[].adminAccess as stored", secondClaim.Name)
+		matches("with a claim whose second request asks for admin access, allocated (counted admin_access=true)")
+		deletePod(ctx, fromSecond)
+		deletePod(ctx, ordinaryPod)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
 		fromTemplate := startFromTemplate(ctx, b, tmpl, 1)[0]
