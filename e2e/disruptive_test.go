@@ -323,6 +323,19 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 		eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
 			"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
 		const baseline = 0.0
+		// The reason these pods wait is admin access's own (the scheduler's
+		// gate is off): scheduler_unschedulable_pods must count them under
+		// its DynamicResources plugin.
+		dra := map[string]string{"plugin": "DynamicResources", "profile": corev1.DefaultSchedulerName}
+		unschedulable := func(ctx context.Context) (float64, error) {
+			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
+			if err != nil {
+				return 0, err
+			}
+			return fams.Sum(env.Rel.Metrics.SchedulerUnschedulable, dra), nil
+		}
+		unschedulableBefore, err := unschedulable(ctx)
+		framework.ExpectNoError(err)
 
 		const waiting = 2
 		var pods []*corev1.Pod
@@ -339,6 +352,8 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 		expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
 		eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
+		eventuallyScraped(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(unschedulableBefore+waiting),
+			"%s{plugin=\"DynamicResources\"} counts the pods kept waiting for admin access", env.Rel.Metrics.SchedulerUnschedulable)
 		for i, c := range claims {
 			stored, err := b.GetClaim(ctx, c.Name)
 			framework.ExpectNoError(err)

@@ -22,26 +22,30 @@ import (
 )
 
 // cdiFiles lists the driver's CDI spec files on a node.
-func cdiFiles(nodeName string) []string {
-	ginkgo.GinkgoHelper()
+func cdiFiles(nodeName string) ([]string, error) {
 	nodes, err := env.Cluster.Nodes()
-	framework.ExpectNoError(err)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range nodes {
 		if n.String() != nodeName {
 			continue
 		}
-		var out bytes.Buffer
-		n.Command("sh", "-c", "ls /var/run/cdi/ 2>/dev/null || true").SetStdout(&out).Run()
+		// No folder is no CDI file; any other failure is an error, never an
+		// empty list (which would pass a check that a file is gone).
+		var out, stderr bytes.Buffer
+		if err := n.Command("sh", "-c", "[ -d /var/run/cdi ] || exit 0; ls -1 /var/run/cdi/").SetStdout(&out).SetStderr(&stderr).Run(); err != nil {
+			return nil, fmt.Errorf("listing /var/run/cdi on %s: %v: %s", nodeName, err, stderr.String())
+		}
 		var files []string
 		for _, f := range strings.Fields(out.String()) {
 			if strings.HasPrefix(f, env.Driver.DriverName) {
 				files = append(files, f)
 			}
 		}
-		return files
+		return files, nil
 	}
-	framework.Failf("node %s not found", nodeName)
-	return nil
+	return nil, fmt.Errorf("node %s not found", nodeName)
 }
 
 // runOrdinaryPod starts a pod with an ordinary claim and returns them and the pod's node.
@@ -92,9 +96,11 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		b := newBuilder(f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
 		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
-		gomega.Expect(cdiFiles(node)).To(gomega.ContainElement(want), "CDI spec of the prepared claim")
+		files, err := cdiFiles(node)
+		framework.ExpectNoError(err)
+		gomega.Expect(files).To(gomega.ContainElement(want), "CDI spec of the prepared claim")
 		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func() []string { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
 	ginkgo.It("loses nothing when its pod restarts while a claim is prepared", func(ctx context.Context) {
@@ -126,9 +132,11 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 
 		ginkgo.By("deleting the workload: the new driver process unprepares what the old one prepared")
 		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
-		gomega.Expect(cdiFiles(node)).To(gomega.ContainElement(want))
+		files, err := cdiFiles(node)
+		framework.ExpectNoError(err)
+		gomega.Expect(files).To(gomega.ContainElement(want))
 		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func() []string { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
 	ginkgo.It("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", func(ctx context.Context) {

@@ -337,6 +337,9 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 	})
 
 	ginkgo.It("counts a pod whose admin-access claim no device can satisfy in scheduler_unschedulable_pods for the DynamicResources plugin, and what the release does once it goes", func(ctx context.Context) {
+		// The pod waits because no device matches, not because of admin
+		// access: this pins the gauge's plumbing for admin-access claims. The
+		// scheduler-off spec counts pods that wait for admin access's own reason.
 		kep("kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources")
 		s := newScraper(ctx, f, metrics.Scheduler)
 		b := newBuilder(f)
