@@ -76,34 +76,56 @@ func run(files []string, cluster, kubeconfig, relName string, repeat int, out st
 }
 
 // timeMoves switches each component's gate off and on `repeat` times on the
-// kept cluster; each move ends when the component serves on its new flag.
+// kept cluster (where the gate is not locked), and moves kube-scheduler to
+// each other DRA feature set of the release and back as often; each move ends
+// when the component serves on its new flags.
 func timeMoves(s *samples, cluster, kubeconfig, relName string, repeat int) (string, error) {
 	rel, err := release.Get(relName)
 	if err != nil {
 		return "", err
-	}
-	if _, locked := rel.DeclaredSkip(release.NeedGateSwitching, release.Mode{}); locked {
-		return fmt.Sprintf("Gate moves: none on Kubernetes %s, where %s is locked on.\n", rel.Minor, release.Gate), nil
 	}
 	c, err := kindcluster.Attach(cluster, rel, kubeconfig)
 	if err != nil {
 		return "", err
 	}
 	ctx := context.Background()
-	for i := 0; i < repeat; i++ {
-		for _, comp := range profile.AllComponents {
-			for _, enable := range []bool{false, true} {
-				took, err := c.SetAdminAccess(ctx, comp, enable)
-				if err != nil {
-					return "", fmt.Errorf("%s %s=%t: %w", comp, release.Gate, enable, err)
+	var notes []string
+	if _, locked := rel.DeclaredSkip(release.NeedGateSwitching, release.Mode{}); locked {
+		notes = append(notes, fmt.Sprintf("Gate moves: none on Kubernetes %s, where %s is locked on.", rel.Minor, release.Gate))
+	} else {
+		for i := 0; i < repeat; i++ {
+			for _, comp := range profile.AllComponents {
+				for _, enable := range []bool{false, true} {
+					took, err := c.SetAdminAccess(ctx, comp, enable)
+					if err != nil {
+						return "", fmt.Errorf("%s %s=%t: %w", comp, release.Gate, enable, err)
+					}
+					name := fmt.Sprintf("%s %s=%t", comp, release.Gate, enable)
+					s.add(timeline.KindMove, name, took.Seconds())
+					fmt.Fprintf(os.Stderr, "bench: %s in %s\n", name, took.Round(100*time.Millisecond))
 				}
-				name := fmt.Sprintf("%s %s=%t", comp, release.Gate, enable)
+			}
+		}
+		notes = append(notes, fmt.Sprintf("Gate moves: each component off and on %d times on cluster %s, besides the suite's own moves.", repeat, cluster))
+	}
+	sets := rel.FeatureSets()
+	for i := 0; i < repeat; i++ {
+		for _, set := range sets[1:] {
+			for _, to := range []release.FeatureSet{set, sets[0]} {
+				took, err := c.MoveSchedulerTo(ctx, to)
+				if err != nil {
+					return "", fmt.Errorf("kube-scheduler to %s: %w", to.Name, err)
+				}
+				name := "kube-scheduler to DRA feature set " + to.Name
 				s.add(timeline.KindMove, name, took.Seconds())
 				fmt.Fprintf(os.Stderr, "bench: %s in %s\n", name, took.Round(100*time.Millisecond))
 			}
 		}
 	}
-	return fmt.Sprintf("Gate moves: each component off and on %d times on cluster %s, besides the suite's own moves.\n", repeat, cluster), nil
+	if len(sets) > 1 {
+		notes = append(notes, fmt.Sprintf("Feature-set moves: kube-scheduler to each of the release's %d other DRA feature sets and back, %d times.", len(sets)-1, repeat))
+	}
+	return strings.Join(notes, "\n") + "\n", nil
 }
 
 // machine names what the figures were measured on, load included.
