@@ -21,9 +21,11 @@ import (
 // scheduler refuses the pod (FailedScheduling, "cannot allocate all
 // claims"), and once free(ctx) has taken away what the defect wrongly counts
 // against the claim, the same claim is allocated. The spec then ends with
-// the known-defect verdict. Any other outcome fails the spec, a promise that
-// held where the defect is declared included (the table is stale).
-func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, issue string, free func(context.Context)) *resourceapi.ResourceClaim {
+// the known-defect verdict, after seen (when given) has checked what it
+// checks of the spec's allocations. Any other outcome fails the spec, a
+// promise that held where the defect is declared included (the table is
+// stale).
+func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, issue string, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
 	ginkgo.GinkgoHelper()
 	allocator := env.Allocator()
 	defect, declared := env.Rel.KnownDefect(issue, allocator)
@@ -63,6 +65,9 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 	free(ctx)
 	claim = allocatedClaim(ctx, b, claimName)
 	framework.Logf("%s: once freed, claim %s was allocated: %v", issue, claimName, claim.Status.Allocation.Devices.Results)
+	if seen != nil {
+		seen(ctx)
+	}
 	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
 		"pod %s was refused (%s) and its claim %s allocated only once the ordinary claim was gone (allocator %s)",
 		pod.Name, refused, claimName, allocator)))

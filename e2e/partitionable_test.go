@@ -27,70 +27,98 @@ import (
 var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label("partitionable"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := newFramework("partitionable")
 	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
-	whole, half := builder.DeviceIndex(0), builder.DeviceIndex(1)
-
-	ginkgo.It("allocates to an admin-access claim the whole partitionable device, and a half of it, while an ordinary claim has used up its counters", func(ctx context.Context) {
-		kep("admin access ignores ordinary claims' use of a partitionable device's counters")
-		b := parts.builder(ctx, f)
-		node := anyWorker(ctx)
-		holder, held, _ := runOn(ctx, b, node, whole)
-		before := snapshot(ctx, holder)
-
-		labelForAdmin(ctx, f.Namespace.Name)
-		adminClaim, err := b.CreateClaim(ctx, b.Claim(whole, builder.AdminAccess()))
-		framework.ExpectNoError(err)
-		adminPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(adminClaim)), node))
-		framework.ExpectNoError(err)
-		admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, release.DefectAdminConsumesCounters, func(ctx context.Context) {
-			ginkgo.By("the ordinary claim on the whole device goes: its counters are free again")
-			deletePod(ctx, holder)
-			framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+	for _, p := range partitionPromises {
+		ginkgo.It(p.text, func(ctx context.Context) {
+			kep(p.kep)
+			p.run(ctx, f, parts, nil)
 		})
-		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(held)), "the whole device")
-		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-		vars := expectRunning(ctx, b, adminPod)
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.PartitionDevices[0]), string(admin.UID)))
+	}
+})
 
-		ginkgo.By("an admin-access claim for a half, whose counters the whole device's ordinary claim also holds")
-		_, halfAdmin, _ := runOn(ctx, b, node, half, builder.AdminAccess())
-		gomega.Expect(observe.AdminAccessResults(halfAdmin)).To(gomega.Equal([]bool{true}))
-		expectUndisturbed(ctx, holder, before)
-	})
+// partitionPromises are the group's specs as bodies, so that the allocators
+// group runs them again under each other allocator implementation; seen,
+// where given, checks which implementation allocated, and is called before
+// the spec ends, also with a known-defect verdict.
+var partitionPromises = []partitionPromise{
+	{text: "allocates to an admin-access claim the whole partitionable device, and a half of it, while an ordinary claim has used up its counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminGetsPartitionInUse},
+	{text: "gives an ordinary claim exactly what it would get without the admin-access claim: admin allocations consume no counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
+}
 
-	ginkgo.It("gives an ordinary claim exactly what it would get without the admin-access claim: admin allocations consume no counters", func(ctx context.Context) {
-		kep("admin access ignores ordinary claims' use of a partitionable device's counters")
-		b := parts.builder(ctx, f)
-		node := anyWorker(ctx)
-		labelForAdmin(ctx, f.Namespace.Name)
-		adminPod, admin, _ := runOn(ctx, b, node, whole, builder.AdminAccess())
-		adminBefore := snapshot(ctx, adminPod)
+type partitionPromise struct {
+	text, kep string
+	run       func(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context))
+}
 
-		ginkgo.By("an ordinary claim gets the whole device the admin-access claim has: its counters are all free")
-		holder, held, vars := runOn(ctx, b, node, whole)
-		gomega.Expect(observe.AllocatedDevices(held)).To(gomega.Equal(observe.AllocatedDevices(admin)))
-		gomega.Expect(observe.AdminAccessResults(held)).To(gomega.Equal([]bool{false}))
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+// The whole device (index 0) and a half of it (index 1).
+var whole, half = builder.DeviceIndex(0), builder.DeviceIndex(1)
 
-		ginkgo.By("a second ordinary claim, for a half, is refused: the ordinary whole device holds every counter, as it would without the admin claim")
-		halfClaim, err := b.CreateClaim(ctx, b.Claim(half))
-		framework.ExpectNoError(err)
-		waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(halfClaim)), node))
-		framework.ExpectNoError(err)
-		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
-			"kube-scheduler should refuse the half while the whole device's ordinary claim holds the counters")
-		c, err := b.GetClaim(ctx, halfClaim.Name)
-		framework.ExpectNoError(err)
-		gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", halfClaim.Name)
+// The partitionable promises' bodies; partitionPromises gives each its sentence.
 
-		ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
+func adminGetsPartitionInUse(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context)) {
+	b := parts.builder(ctx, f)
+	node := anyWorker(ctx)
+	holder, held, _ := runOn(ctx, b, node, whole)
+	before := snapshot(ctx, holder)
+
+	labelForAdmin(ctx, f.Namespace.Name)
+	adminClaim, err := b.CreateClaim(ctx, b.Claim(whole, builder.AdminAccess()))
+	framework.ExpectNoError(err)
+	adminPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(adminClaim)), node))
+	framework.ExpectNoError(err)
+	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, release.DefectAdminConsumesCounters, func(ctx context.Context) {
+		ginkgo.By("the ordinary claim on the whole device goes: its counters are free again")
 		deletePod(ctx, holder)
 		framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
-		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-		gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
-		expectUndisturbed(ctx, adminPod, adminBefore)
-	})
-})
+	}, seen)
+	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(held)), "the whole device")
+	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+	vars := expectRunning(ctx, b, adminPod)
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.PartitionDevices[0]), string(admin.UID)))
+
+	ginkgo.By("an admin-access claim for a half, whose counters the whole device's ordinary claim also holds")
+	_, halfAdmin, _ := runOn(ctx, b, node, half, builder.AdminAccess())
+	gomega.Expect(observe.AdminAccessResults(halfAdmin)).To(gomega.Equal([]bool{true}))
+	expectUndisturbed(ctx, holder, before)
+	if seen != nil {
+		seen(ctx)
+	}
+}
+
+func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context)) {
+	b := parts.builder(ctx, f)
+	node := anyWorker(ctx)
+	labelForAdmin(ctx, f.Namespace.Name)
+	adminPod, admin, _ := runOn(ctx, b, node, whole, builder.AdminAccess())
+	adminBefore := snapshot(ctx, adminPod)
+
+	ginkgo.By("an ordinary claim gets the whole device the admin-access claim has: its counters are all free")
+	holder, held, vars := runOn(ctx, b, node, whole)
+	gomega.Expect(observe.AllocatedDevices(held)).To(gomega.Equal(observe.AllocatedDevices(admin)))
+	gomega.Expect(observe.AdminAccessResults(held)).To(gomega.Equal([]bool{false}))
+	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+
+	ginkgo.By("a second ordinary claim, for a half, is refused: the ordinary whole device holds every counter, as it would without the admin claim")
+	halfClaim, err := b.CreateClaim(ctx, b.Claim(half))
+	framework.ExpectNoError(err)
+	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(halfClaim)), node))
+	framework.ExpectNoError(err)
+	expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
+		"kube-scheduler should refuse the half while the whole device's ordinary claim holds the counters")
+	c, err := b.GetClaim(ctx, halfClaim.Name)
+	framework.ExpectNoError(err)
+	gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", halfClaim.Name)
+
+	ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
+	deletePod(ctx, holder)
+	framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+	gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
+	expectUndisturbed(ctx, adminPod, adminBefore)
+	if seen != nil {
+		seen(ctx)
+	}
+}
 
 // poolDevice is how observe.AllocatedDevices names a device of the driver's
 // pool on node (the pool is named after the node).
