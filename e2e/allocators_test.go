@@ -17,6 +17,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // kube-scheduler's structured allocator is three implementations, each with
@@ -25,7 +26,8 @@ import (
 // checks the core promises with the release's defaults; this group moves
 // kube-scheduler to each other feature set the release table lists
 // (release.Release.FeatureMoves: one per implementation it can use for admin
-// access) and checks them again, then moves it back. Each spec also reads
+// access) and checks them again, and the partitionable promises where the
+// release has that feature, then moves it back. Each spec also reads
 // kube-scheduler's log: while moved it logs its allocator's files at level
 // 5, and every allocation the spec caused must come from the implementation
 // the table names, so the verdict says what ran, not what should have.
@@ -57,6 +59,18 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 					since := metav1.Now()
 					p.run(ctx, f)
 					expectAllocatedBy(ctx, allocator, since)
+				})
+			}
+			// The partitionable promises too, where the release has the
+			// feature: upstream's #140729 is in each implementation's own
+			// copy of the counter check, so each shows it (or not) itself.
+			parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
+			for _, p := range partitionPromises {
+				ginkgo.It(p.text, func(ctx context.Context) {
+					kep(p.kep)
+					requireNodeAccess(ctx)
+					since := metav1.Now()
+					p.run(ctx, f, parts, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
 				})
 			}
 		})
