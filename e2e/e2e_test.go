@@ -52,6 +52,10 @@ var (
 	env *testenv.Env
 	// timelineFile holds the steps the Makefile timed before the suite.
 	timelineFile string
+	// startCommit is the suite's commit when the run started, seconds after
+	// Ginkgo compiled it: read at the end, a commit made during a long run
+	// would be named for code that did not run.
+	startCommit string
 )
 
 func init() {
@@ -94,6 +98,7 @@ func TestMain(m *testing.M) {
 			*p = abs
 		}
 	}
+	startCommit = suiteCommit()
 	if _, err := release.Get(cfg.Release); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
@@ -170,7 +175,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
 		}
 	}
-	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = suiteCommit(), release.KindVersion, runtime.Version()
+	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
 	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings
 	out := report.FromGinkgo(r, meta)
 	before, err := timeline.ReadFile(timelineFile)
