@@ -109,7 +109,7 @@ func TestMain(m *testing.M) {
 	}
 	if cfg.Kubeconfig != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := testenv.Preflight(ctx, cfg.Kubeconfig)
+		err := testenv.Preflight(ctx, cfg.Kubeconfig, cfg.Release)
 		cancel()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)

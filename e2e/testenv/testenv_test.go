@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -51,5 +52,22 @@ func TestFeatureDriverIsASecondInstance(t *testing.T) {
 	}
 	if o.Image != e.Driver.Image || o.APIServerHost != e.Driver.APIServerHost || o.Layout != contract.LayoutPartitionable || o.Published() != len(contract.PartitionDevices) {
 		t.Fatalf("instance %+v", o)
+	}
+}
+
+func TestReleaseMatchesRefusesWhatTheServerContradicts(t *testing.T) {
+	for _, ok := range [][2]string{{"1.35", "v1.35.8"}, {"1.35", "v1.35.4"}, {"1.36.3", "v1.36.3"}, {"1.35", "v1.35.8+k3s1"}} {
+		if err := ReleaseMatches(ok[0], ok[1]); err != nil {
+			t.Errorf("K8S_VERSION=%s on %s: %v", ok[0], ok[1], err)
+		}
+	}
+	for given, server := range map[string]string{"1.35": "v1.36.3", "1.35.6": "v1.35.8"} {
+		err := ReleaseMatches(given, server)
+		if err == nil || !strings.Contains(err.Error(), "it runs Kubernetes "+server+", not "+given) {
+			t.Errorf("K8S_VERSION=%s on %s: %v", given, server, err)
+		}
+	}
+	if err := ReleaseMatches("1.35", "v1.36.3"); err == nil || !strings.Contains(err.Error(), "K8S_VERSION=1.36") {
+		t.Errorf("the refusal names the release to use: %v", err)
 	}
 }

@@ -84,7 +84,7 @@ func (a args) check(ctx context.Context) []string {
 	if a.kubeconfig != "" {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := testenv.Preflight(ctx, a.kubeconfig); err != nil {
+		if err := testenv.Preflight(ctx, a.kubeconfig, strings.Fields(a.releases)...); err != nil {
 			out = append(out, err.Error())
 		}
 	} else if dockerAnswers(ctx) {
