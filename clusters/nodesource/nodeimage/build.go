@@ -70,7 +70,7 @@ func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (st
 	}
 	if src == Pull {
 		if r.Published == "" {
-			return "", fmt.Errorf("kind %s publishes no node image for Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Minor)
+			return "", fmt.Errorf("kind %s publishes no node image of Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Version)
 		}
 		return r.Published, b.pull(ctx, r.Published)
 	}
@@ -100,7 +100,7 @@ func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (st
 		return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, orNone(r.Published), r.Minor)
 	}
 	if r.Published == "" {
-		fmt.Fprintf(b.Progress, "node-image: kind %s publishes no node image for Kubernetes %s\n", release.KindVersion, r.Minor)
+		fmt.Fprintf(b.Progress, "node-image: kind %s publishes no node image of Kubernetes %s\n", release.KindVersion, r.Version)
 	} else if err := b.pull(ctx, r.Published); err == nil {
 		return r.Published, nil
 	} else {
