@@ -237,6 +237,17 @@ func deletePod(ctx context.Context, pod *corev1.Pod) {
 	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "pod %s is gone", pod.Name)
 }
 
+// deleteClaim deletes a claim and waits until it is gone (its finalizer
+// lifted by kube-controller-manager).
+func deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := env.DRA.ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
+}
+
 // expectDeallocated waits until kube-controller-manager has released a claim
 // nobody uses: reservedFor empty, no allocation, no protecting finalizer.
 func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string) {
@@ -271,11 +282,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	// claim holds.
 	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for the device still waits")
 	deletePod(ctx, adminPod)
-	framework.ExpectNoError(env.DRA.ResourceClaims(admin.Namespace).Delete(ctx, admin.Name, metav1.DeleteOptions{}))
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := b.GetClaim(ctx, admin.Name)
-		return err
-	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "admin-access claim %s is gone", admin.Name)
+	deleteClaim(ctx, admin)
 	second, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(0)))
 	framework.ExpectNoError(err)
 	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(second)), node))
@@ -318,11 +325,7 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 
 	ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
 	deletePod(ctx, holder)
-	framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := b.GetClaim(ctx, held.Name)
-		return err
-	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", held.Name)
+	deleteClaim(ctx, held)
 	_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
 	gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
 		"an admin-access claim never counts as holding a device")

@@ -149,11 +149,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
 		deletePod(ctx, waiting)
 		expectDeallocated(ctx, b, claim.Name)
-		framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func(ctx context.Context) error {
-			_, err := b.GetClaim(ctx, claim.Name)
-			return err
-		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is deleted", claim.Name)
+		deleteClaim(ctx, claim)
 	})
 
 	ginkgo.It("denies a ResourceClaim and a ResourceClaimTemplate with adminAccess in a namespace without the admin label, and allows both once it is labelled", func(ctx context.Context) {

@@ -10,7 +10,6 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -293,11 +292,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		}
 		deletePod(ctx, fromTemplate)
 		framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func(ctx context.Context) error {
-			_, err := b.GetClaim(ctx, claim.Name)
-			return err
-		}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
+		deleteClaim(ctx, claim)
 		matches("after the claim is deleted")
 	})
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
@@ -68,7 +67,7 @@ func adminGetsPartitionInUse(ctx context.Context, f *framework.Framework, parts 
 	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, release.DefectAdminConsumesCounters, func(ctx context.Context) {
 		ginkgo.By("the ordinary claim on the whole device goes: its counters are free again")
 		deletePod(ctx, holder)
-		framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+		deleteClaim(ctx, held)
 	}, seen)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(held)), "the whole device")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
@@ -111,7 +110,7 @@ func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts 
 
 	ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
 	deletePod(ctx, holder)
-	framework.ExpectNoError(env.DRA.ResourceClaims(held.Namespace).Delete(ctx, held.Name, metav1.DeleteOptions{}))
+	deleteClaim(ctx, held)
 	gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 	gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
 	expectUndisturbed(ctx, adminPod, adminBefore)
