@@ -36,6 +36,9 @@ type adminPod struct {
 
 var _ = framework.Describe("Upgrading the control plane and kubelets in place to the next release and back", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), func() {
 	f := newFramework("upgrade")
+	// Where both releases have partitionable devices by default (1.36 and
+	// 1.37), a partitionable admin allocation goes through the switch too.
+	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
 
 	ginkgo.It("keeps admin-access pods running through every step, and authorizes new claims by the label key the running apiserver reads", func(ctx context.Context) {
 		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
@@ -74,6 +77,15 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		if renamed {
 			running = append(running, startAdmin(ctx, &other, node))
 		}
+		var pb *builder.Builder
+		if from.DefaultFeatures().Has(release.FeaturePartitionableDevices) && to.DefaultFeatures().Has(release.FeaturePartitionableDevices) {
+			ginkgo.By("partitionable devices: an admin-access pod has the whole device, an ordinary pod one half of it")
+			pb = parts.builder(ctx, f)
+			wholePod, admin, vars := runOn(ctx, pb, node, whole, builder.AdminAccess())
+			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s", wholePod.Name)
+			halfPod, _, _ := runOn(ctx, pb, node, half)
+			running = append(running, adminPod{pod: wholePod, claim: admin.Name, before: snapshot(ctx, wholePod)}, adminPod{pod: halfPod, before: snapshot(ctx, halfPod)})
+		}
 
 		atFrom := true
 		ginkgo.DeferCleanup(func(ctx context.Context) {
@@ -92,6 +104,11 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		ginkgo.By(fmt.Sprintf("a namespace without %s is refused new admin-access claims (where it had the old key, it keeps what it had)", to.AdminLabel))
 		_, err = other.CreateClaim(ctx, other.Claim(builder.AdminAccess()))
 		gomega.Expect(err).To(expect.MatchForbiddenAt(to.AdminAccessFieldPath(0), to.AdminAccessDenial()))
+		if pb != nil {
+			ginkgo.By(fmt.Sprintf("on %s the admin-access allocation of the whole device still uses no counters: the other half goes to an ordinary claim", to.Minor))
+			otherHalf, _, _ := runOn(ctx, pb, node, builder.DeviceIndex(2))
+			running = append(running, adminPod{pod: otherHalf, before: snapshot(ctx, otherHalf)})
+		}
 
 		ginkgo.By(fmt.Sprintf("downgrading the kubelets, then the control plane, to Kubernetes %s", down.Release.Version))
 		switchRelease(ctx, down)
