@@ -40,6 +40,13 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 	if err != nil {
 		return // TestMain refused the release already
 	}
+	if len(rel.FeatureSets()) == 1 {
+		ginkgo.It("has no other allocator implementation to check", func(ctx context.Context) {
+			kep("the core allocation promises hold under every allocator implementation the release can use")
+			require(ctx, release.NeedOtherAllocators, nil)
+			framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", env.Rel.Minor)
+		})
+	}
 	for _, set := range rel.FeatureSets()[1:] {
 		allocator, err := rel.AllocatorFor(set)
 		if err != nil {

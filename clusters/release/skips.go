@@ -31,6 +31,9 @@ const (
 	// device class's extended resource get devices through a claim
 	// kube-scheduler makes).
 	NeedExtendedResources Need = "extended-resources"
+	// NeedOtherAllocators: an allocator implementation besides the one the
+	// release's defaults select that kube-scheduler can use for admin access.
+	NeedOtherAllocators Need = "other-allocators"
 )
 
 // Mode is how this run reaches its cluster.
@@ -96,6 +99,9 @@ var declaredSkips = []declaredSkip{
 	{NeedExtendedResources, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("DRAExtendedResource is off in Kubernetes %s by default (alpha before 1.36)", r.Minor), !r.ExtendedResources
 	}, "DRAExtendedResource is off by default (1.33–1.35)"},
+	{NeedOtherAllocators, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("Kubernetes %s's kube-scheduler has one structured allocator implementation to use for admin access", r.Minor), len(r.FeatureMoves) == 0
+	}, "the release's kube-scheduler has one allocator implementation to use for admin access (1.33)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
 	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},

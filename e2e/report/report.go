@@ -14,6 +14,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
@@ -87,10 +88,12 @@ type Spec struct {
 	// Declared is the release table's need behind a skip.
 	Declared string `json:"declaredSkip,omitempty"`
 	// Defect is the upstream issue behind a known-defect verdict.
-	Defect   string  `json:"knownDefect,omitempty"`
-	Seconds  float64 `json:"seconds"`
-	KEP      string  `json:"kepRequirement,omitempty"`
-	Location string  `json:"location"`
+	Defect  string  `json:"knownDefect,omitempty"`
+	Seconds float64 `json:"seconds"`
+	KEP     string  `json:"kepRequirement,omitempty"`
+	// KEPID is the requirement's stable ID (e2e/requirements).
+	KEPID    string `json:"kepRequirementID,omitempty"`
+	Location string `json:"location"`
 	// Allocator and FeatureSet: kube-scheduler's, while the spec ran.
 	Allocator  string `json:"allocator,omitempty"`
 	FeatureSet string `json:"featureSet,omitempty"`
@@ -180,6 +183,9 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 					spec.Allocator, spec.FeatureSet = run.Allocator, run.FeatureSet
 				}
 			}
+		}
+		if req, ok := requirements.Of(spec.KEP); ok {
+			spec.KEPID = req.ID
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
 		switch spec.State {
@@ -422,7 +428,11 @@ func (r Report) Markdown() string {
 		if s.FeatureSet != r.FeatureSet {
 			allocator += " (" + s.FeatureSet + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, Cell(allocator), s.Seconds, Cell(s.KEP), Cell(reason))
+		kep := s.KEP
+		if s.KEPID != "" {
+			kep = s.KEPID + ": " + kep
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", s.State, Cell(s.Name), strings.Join(s.Labels, ", "), s.Profile, Cell(allocator), s.Seconds, Cell(kep), Cell(reason))
 	}
 	return b.String()
 }

@@ -53,7 +53,7 @@ func TestHTMLRendersInAHeadlessBrowser(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
-			"--user-data-dir=" + filepath.Join(dir, "profile"), "--window-size=1200,800"}
+			"--user-data-dir=" + filepath.Join(dir, "profile"), "--window-size=1200,4000"}
 		cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+path)...)
 		out, err := cmd.Output()
 		if err != nil {

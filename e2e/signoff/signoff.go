@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
 
 // NoRequirement heads the specs that name no KEP requirement.
@@ -72,15 +73,53 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 			m.Cells[req][r.Release] = c
 		}
 	}
-	for req, byRelease := range m.Cells {
-		for rel, c := range byRelease {
-			c.State = state(c)
-			c.Reasons = unique(c.Reasons)
-			m.Cells[req][rel] = c
+	// Every requirement of the list is a row, also where no spec of it ran
+	// in this run (a label filter left it out): its cells say "not run".
+	for _, r := range requirements.All {
+		if m.Cells[r.Text] == nil {
+			m.Cells[r.Text] = map[string]Cell{}
+			m.Requirements = append(m.Requirements, r.Text)
 		}
 	}
-	sort.Strings(m.Requirements)
+	for req, byRelease := range m.Cells {
+		for _, r := range runs {
+			c := byRelease[r.Release]
+			c.State = state(c)
+			c.Reasons = unique(c.Reasons)
+			byRelease[r.Release] = c
+		}
+		m.Cells[req] = byRelease
+	}
+	// The list's order (by ID) first, then any other text.
+	sort.SliceStable(m.Requirements, func(i, j int) bool {
+		a, aok := requirements.Of(m.Requirements[i])
+		b, bok := requirements.Of(m.Requirements[j])
+		switch {
+		case aok && bok:
+			return indexOf(a.ID) < indexOf(b.ID)
+		case aok != bok:
+			return aok
+		}
+		return m.Requirements[i] < m.Requirements[j]
+	})
 	return m
+}
+
+func indexOf(id string) int {
+	for i, r := range requirements.All {
+		if r.ID == id {
+			return i
+		}
+	}
+	return len(requirements.All)
+}
+
+// Label is a row's heading: the requirement's ID and text.
+func Label(req string) string {
+	if r, ok := requirements.Of(req); ok {
+		return r.ID + ": " + req
+	}
+	return req
 }
 
 func state(c Cell) string {
@@ -132,6 +171,23 @@ func (m Matrix) Verdict() string {
 	}
 	if len(partial) > 0 {
 		return "NOT signed off: " + strings.Join(partial, "; ") + ", and what ran passed"
+	}
+	// A whole run in which a requirement ran no spec (not even one that
+	// skipped as declared) has a hole in the suite, not a pass.
+	var unrun []string
+	for _, req := range m.Requirements {
+		r, ok := requirements.Of(req)
+		if !ok {
+			continue
+		}
+		for _, run := range m.Runs {
+			if m.Cells[req][run.Release].State == "not run" {
+				unrun = append(unrun, r.ID+" on "+run.Release)
+			}
+		}
+	}
+	if len(unrun) > 0 {
+		return "NOT signed off: no spec ran for " + strings.Join(unrun, ", ")
 	}
 	verdict := fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
 	var defects []string
@@ -189,7 +245,7 @@ func (m Matrix) Markdown() string {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(m.Runs)) + "\n")
 	for _, req := range m.Requirements {
-		fmt.Fprintf(&b, "| %s |", report.Cell(req))
+		fmt.Fprintf(&b, "| %s |", report.Cell(Label(req)))
 		for _, r := range m.Runs {
 			fmt.Fprintf(&b, " %s |", report.Cell(m.Cells[req][r.Release].text()))
 		}
@@ -264,7 +320,7 @@ func (m Matrix) HTML() (string, error) {
 	}
 	var rows []rowView
 	for _, req := range m.Requirements {
-		rv := rowView{Requirement: req}
+		rv := rowView{Requirement: Label(req)}
 		for _, r := range m.Runs {
 			c := m.Cells[req][r.Release]
 			class := strings.ReplaceAll(c.State, " ", "-")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
 
 // Recorded shapes of two releases' reports: 1.35 with a failure, 1.36 with a
@@ -42,8 +43,22 @@ func TestMatrixCells(t *testing.T) {
 	if got := m.Cells[NoRequirement]["1.36"]; got.State != "not run" {
 		t.Fatalf("a spec left out: %+v", got)
 	}
-	if _, ok := m.Cells[NoRequirement]["1.35"]; ok {
-		t.Fatal("1.35 had no such spec: no cell")
+	if got := m.Cells[NoRequirement]["1.35"]; got.State != "not run" {
+		t.Fatalf("1.35 had no such spec: %+v", got)
+	}
+	// Every requirement of the list has a row, in ID order, with "not run"
+	// where no spec of it ran.
+	first := requirements.All[0]
+	if m.Requirements[0] != first.Text || Label(first.Text) != first.ID+": "+first.Text {
+		t.Fatalf("first row %q, label %q", m.Requirements[0], Label(m.Requirements[0]))
+	}
+	for _, rel := range []string{"1.35", "1.36"} {
+		if got := m.Cells[first.Text][rel]; got.State != "not run" {
+			t.Fatalf("%s on %s: %+v", first.ID, rel, got)
+		}
+	}
+	if len(m.Requirements) != len(requirements.All)+3 {
+		t.Fatalf("%d rows for %d requirements and 3 other texts", len(m.Requirements), len(requirements.All))
 	}
 	if !strings.HasPrefix(m.Verdict(), "NOT signed off: failures on Kubernetes 1.35") {
 		t.Fatalf("verdict %q", m.Verdict())
@@ -112,6 +127,7 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 			{Name: "admin whole", State: report.KnownDefect, Defect: "kubernetes/kubernetes#140729",
 				Reason: "known upstream defect kubernetes/kubernetes#140729: refused", KEP: "admin access ignores counters"},
 		}}
+	r136.Specs = append(r136.Specs, everyRequirementPassed()...)
 	m := Build([]report.Report{r136}, func(rel string) string { return rel })
 	c := m.Cells["admin access ignores counters"]["1.36"]
 	if c.State != report.KnownDefect || c.KnownDefects != 1 || c.Passed != 1 {
@@ -139,5 +155,30 @@ func TestAPartialRunIsNeverSignedOff(t *testing.T) {
 	v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict()
 	if v != "NOT signed off: 1.35 partial: 1 of 3 specs selected by LABELS=authz, and what ran passed" {
 		t.Errorf("verdict %q", v)
+	}
+}
+
+// everyRequirementPassed is one passed spec per requirement of the list: a
+// whole run with no hole.
+func everyRequirementPassed() []report.Spec {
+	var out []report.Spec
+	for _, r := range requirements.All {
+		out = append(out, report.Spec{Name: "checks " + r.ID, State: "passed", KEP: r.Text})
+	}
+	return out
+}
+
+func TestAWholeRunWithARequirementNoSpecRanIsNotSignedOff(t *testing.T) {
+	specs := everyRequirementPassed()
+	hole := specs[3]
+	r := report.Report{Meta: report.Meta{Release: "1.35"}, Totals: report.Totals{Passed: len(specs) - 1}, Specs: append(specs[:3:3], specs[4:]...)}
+	v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict()
+	want := "NOT signed off: no spec ran for " + requirements.All[3].ID + " on 1.35"
+	if v != want {
+		t.Errorf("verdict %q, want %q (the hole: %s)", v, want, hole.KEP)
+	}
+	r.Specs, r.Totals.Passed = specs, len(specs)
+	if v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict(); strings.HasPrefix(v, "NOT") {
+		t.Errorf("every requirement ran: %q", v)
 	}
 }
