@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -61,8 +62,9 @@ type Shared struct {
 	Owned          bool // the suite created the cluster and may switch its gates
 	Kind           bool // a kind cluster whose nodes the suite can reach
 	Driver         deploy.Options
-	// DriverWasThere: the bundled driver was installed before the run (a
-	// kept cluster); the run then leaves it in place.
+	// DriverWasThere: a run told to keep it had installed the bundled
+	// driver before this one (a kept cluster); this run replaces it with its
+	// own and leaves that in place.
 	DriverWasThere bool
 	ResourceAPI    string // served resource.k8s.io version
 	ServerVersion  string
@@ -198,9 +200,33 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 			return sh, err
 		}
 	}
-	if _, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{}); err == nil {
+	// What is at the driver's place decides what the run does with it; a
+	// driver an interrupted run left is never taken for one kept on purpose.
+	ns, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return sh, fmt.Errorf("reading namespace %s: %w", sh.Driver.Namespace, err)
+	}
+	var labels map[string]string
+	if err == nil {
+		labels = ns.Labels
+	}
+	switch deploy.Existing(labels, err == nil) {
+	case deploy.NotOurs:
+		return sh, fmt.Errorf("namespace %s exists and was not made by this suite (it lacks app.kubernetes.io/managed-by=%s): the bundled driver installs there; remove it or run against another cluster", sh.Driver.Namespace, deploy.ManagedBy)
+	case deploy.Stale:
+		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
+		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
+			return sh, err
+		}
+	case deploy.Kept:
+		fmt.Fprintf(progress, "testdriver: replacing the driver run %q kept with this run's, which stays installed at the end, as found\n", labels[deploy.RunLabel])
+		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
+			return sh, err
+		}
 		sh.DriverWasThere = true
 	}
+	sh.Driver.RunID = fmt.Sprintf("%s-%d", cfg.ClusterName, time.Now().Unix())
+	sh.Driver.Kept = cfg.KeepCluster || sh.DriverWasThere
 	t := time.Now()
 	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 		return sh, err

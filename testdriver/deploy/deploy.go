@@ -55,6 +55,55 @@ type Options struct {
 	// waits for the new process instead (clusters/kindcluster/hold.go).
 	APIServerHost string
 	APIServerPort string
+	// RunID names the run that installed the driver, and Kept says that run
+	// was told to keep it (KEEP_CLUSTER=1): both are labels of its
+	// namespace, so a later run tells its own kind's installation from a
+	// user's and a deliberately kept one from one an interrupted run left.
+	RunID string
+	Kept  bool
+}
+
+// ManagedBy is the app.kubernetes.io/managed-by label of every namespace the
+// suite installs a driver in.
+const ManagedBy = "dra-adminaccess-e2e"
+
+// ManagedBy is for the manifest's template.
+func (Options) ManagedBy() string { return ManagedBy }
+
+// Namespace labels the Existing decision reads.
+const (
+	RunLabel  = "e2e.kep5018.io/run"
+	KeptLabel = "e2e.kep5018.io/kept"
+)
+
+// Found is what a run finds where it would install the driver.
+type Found int
+
+const (
+	// NotThere: nothing; install, and remove at the end.
+	NotThere Found = iota
+	// Kept: a driver a run was told to keep; replace it with this run's
+	// (its image may be older) and keep that at the end, as found.
+	Kept
+	// Stale: a driver a run installed and did not remove (it was killed);
+	// remove it, install this run's, remove that at the end.
+	Stale
+	// NotOurs: a namespace of that name the suite did not make; refuse.
+	NotOurs
+)
+
+// Existing judges the labels of the namespace found at the driver's place
+// (nil: none there).
+func Existing(labels map[string]string, found bool) Found {
+	switch {
+	case !found:
+		return NotThere
+	case labels["app.kubernetes.io/managed-by"] != ManagedBy:
+		return NotOurs
+	case labels[KeptLabel] == "true":
+		return Kept
+	}
+	return Stale
 }
 
 // Defaults fills what was left empty.

@@ -88,3 +88,27 @@ func TestTheDriverIsToldItsAddedTaints(t *testing.T) {
 		}
 	}
 }
+
+func TestTheDriversNamespaceSaysWhichRunInstalledItAndWhetherToKeepIt(t *testing.T) {
+	objs, err := Objects(Options{Image: "x", RunID: "dra-e2e-1700000000", Kept: true}.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := objs[0].(*corev1.Namespace).Labels
+	if labels["app.kubernetes.io/managed-by"] != ManagedBy || labels[RunLabel] != "dra-e2e-1700000000" || labels[KeptLabel] != "true" {
+		t.Errorf("namespace labels %v", labels)
+	}
+	if Existing(labels, true) != Kept {
+		t.Error("a kept installation must read as kept")
+	}
+	objs, _ = Objects(Options{Image: "x", RunID: "r"}.Defaults())
+	if got := Existing(objs[0].(*corev1.Namespace).Labels, true); got != Stale {
+		t.Errorf("one a run did not keep, found by another: %v, want Stale", got)
+	}
+	if Existing(map[string]string{"team": "gpu"}, true) != NotOurs || Existing(nil, true) != NotOurs {
+		t.Error("a namespace the suite did not label is not the suite's")
+	}
+	if Existing(nil, false) != NotThere {
+		t.Error("nothing there")
+	}
+}
