@@ -1,0 +1,68 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Merge makes one report of a release from the reports of several runs of
+// it that each selected part of its specs (a CI matrix runs each release's
+// groups in cells of their own). A spec's outcome is the one of the run
+// that selected it; a spec no run selected stays "not selected", so the
+// merged report is only as complete as the cells together were. The
+// reports must be of one release; the first one's provenance stands for
+// all, and a cell whose provenance differs (another node image, suite
+// commit or allocator) is a suite problem of the merged report.
+func Merge(parts ...Report) (Report, error) {
+	if len(parts) == 0 {
+		return Report{}, fmt.Errorf("no report to merge")
+	}
+	out := parts[0]
+	out.Specs, out.Problems, out.Timeline, out.Totals, out.Seconds = nil, nil, nil, Totals{}, 0
+	byName := map[string]Spec{}
+	var filters []string
+	for i, p := range parts {
+		if p.Release != out.Release {
+			return Report{}, fmt.Errorf("report %d is of Kubernetes %s, the first of %s: merge one release's reports", i+1, p.Release, out.Release)
+		}
+		for _, d := range [][3]string{{"suite commit", p.SuiteCommit, out.SuiteCommit}, {"node image", p.NodeImageID, out.NodeImageID}, {"allocator", p.Allocator, out.Allocator}} {
+			if d[1] != d[2] {
+				out.Problems = append(out.Problems, fmt.Sprintf("merged reports differ in %s: %q and %q", d[0], d[2], d[1]))
+			}
+		}
+		out.Problems = append(out.Problems, p.Problems...)
+		out.Timeline = append(out.Timeline, p.Timeline...)
+		out.Seconds += p.Seconds
+		if p.LabelFilter != "" {
+			filters = append(filters, "("+p.LabelFilter+")")
+		}
+		for _, s := range p.Specs {
+			if prev, seen := byName[s.Name]; !seen || prev.State == "not selected" {
+				byName[s.Name] = s
+			}
+		}
+	}
+	for _, s := range byName {
+		out.Specs = append(out.Specs, s)
+		switch s.State {
+		case "passed":
+			out.Totals.Passed++
+		case "skipped":
+			out.Totals.Skipped++
+		case KnownDefect:
+			out.Totals.KnownDefects++
+		case "not selected":
+			out.Totals.NotSelected++
+		default:
+			out.Totals.Failed++
+		}
+	}
+	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
+	// The filter that selected the merged specs is the cells' together.
+	out.LabelFilter = strings.Join(filters, " || ")
+	if out.Totals.NotSelected == 0 {
+		out.LabelFilter, out.Focus, out.Skip = "", nil, nil
+	}
+	return out, nil
+}

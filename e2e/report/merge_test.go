@@ -1,0 +1,38 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMergeTakesEachSpecFromTheCellThatRanIt(t *testing.T) {
+	meta := Meta{Release: "1.35", SuiteCommit: "abc", NodeImageID: "sha256:1", Allocator: "incubating"}
+	core, metrics := meta, meta
+	core.LabelFilter, metrics.LabelFilter = "authz", "metrics"
+	a := Report{Meta: core, Seconds: 60, Specs: []Spec{
+		{Name: "authz denies", State: "passed"}, {Name: "metrics count", State: "not selected"}, {Name: "lock", State: "not selected"}}}
+	b := Report{Meta: metrics, Seconds: 30, Specs: []Spec{
+		{Name: "authz denies", State: "not selected"}, {Name: "metrics count", State: "failed", Reason: "x"}, {Name: "lock", State: "not selected"}}}
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals != (Totals{Passed: 1, Failed: 1, NotSelected: 1}) || m.Seconds != 90 {
+		t.Fatalf("totals %+v, seconds %v", m.Totals, m.Seconds)
+	}
+	if m.LabelFilter != "(authz) || (metrics)" || !strings.Contains(m.Selection(), "partial: 2 of 3 specs") {
+		t.Errorf("filter %q, selection %q", m.LabelFilter, m.Selection())
+	}
+	c := Report{Meta: meta, Specs: []Spec{{Name: "lock", State: "skipped", Declared: "gate-lock"}}}
+	full, _ := Merge(a, b, c)
+	if full.Selection() != "" || full.Totals.NotSelected != 0 {
+		t.Errorf("every spec ran in some cell: %q %+v", full.Selection(), full.Totals)
+	}
+	other := Report{Meta: Meta{Release: "1.35", SuiteCommit: "def", NodeImageID: "sha256:1", Allocator: "incubating"}}
+	if m, _ := Merge(a, other); len(m.Problems) != 1 || !strings.Contains(m.Problems[0], "suite commit") {
+		t.Errorf("cells of different commits: %v", m.Problems)
+	}
+	if _, err := Merge(a, Report{Meta: Meta{Release: "1.36"}}); err == nil {
+		t.Error("two releases cannot merge")
+	}
+}
