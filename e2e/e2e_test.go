@@ -174,6 +174,18 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 		for _, c := range profile.AllComponents {
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
 		}
+		// Where the nodes can be read, what the components run, not what the
+		// profile asked for (an existing cluster's are its own).
+		if env.Cluster != nil {
+			if running, err := env.Cluster.RunningGates(); err == nil {
+				for c, g := range running {
+					meta.Gates[string(c)] = g
+				}
+				meta.GatesRead = true
+			} else {
+				framework.Logf("the components' gates could not be read from the nodes, the report lists the profile's: %v", err)
+			}
+		}
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
 	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings

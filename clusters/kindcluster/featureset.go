@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,4 +112,57 @@ func commandGates(command string) (map[string]bool, error) {
 		}
 	}
 	return map[string]bool{}, nil
+}
+
+// RunningGates reads the --feature-gates each component runs with from the
+// nodes' files: the control plane's static pod manifests and every kubelet's
+// configuration (nodes that differ are listed by node). For the report's
+// provenance: what the cluster runs, not what its profile asked for.
+func (c *Cluster) RunningGates() (map[profile.Component]string, error) {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := readManifests(cp)
+	if err != nil {
+		return nil, err
+	}
+	out := map[profile.Component]string{}
+	for _, comp := range profile.ControlPlane {
+		gates, err := nodeconfig.StaticPodGates(manifests[comp])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", comp, err)
+		}
+		out[comp] = nodeconfig.FormatGates(gates)
+	}
+	all, err := c.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	perNode := map[string][]string{}
+	for _, n := range all {
+		cfg, err := readFile(n, "/var/lib/kubelet/config.yaml")
+		if err != nil {
+			return nil, err
+		}
+		gates, err := nodeconfig.KubeletGates(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kubelet on %s: %w", n, err)
+		}
+		v := nodeconfig.FormatGates(gates)
+		perNode[v] = append(perNode[v], n.String())
+	}
+	if len(perNode) == 1 {
+		for v := range perNode {
+			out[profile.Kubelet] = v
+		}
+	} else {
+		var parts []string
+		for v, ns := range perNode {
+			parts = append(parts, fmt.Sprintf("%s: %q", strings.Join(ns, ","), v))
+		}
+		sort.Strings(parts)
+		out[profile.Kubelet] = strings.Join(parts, "; ")
+	}
+	return out, nil
 }

@@ -63,7 +63,10 @@ type Meta struct {
 	GoVersion   string            `json:"goVersion,omitempty"`
 	NodeImage   string            `json:"nodeImage,omitempty"`
 	NodeImageID string            `json:"nodeImageID,omitempty"`
-	Gates       map[string]string `json:"gates,omitempty"` // --feature-gates per component, as the profile set them
+	Gates       map[string]string `json:"gates,omitempty"` // --feature-gates per component
+	// GatesRead: Gates were read from the nodes' files at the end of the
+	// run; otherwise they are what the profile set.
+	GatesRead bool `json:"gatesRead,omitempty"`
 	// FeatureSet is the DRA features kube-scheduler runs with, and
 	// Allocator the structured allocator's implementation that set selects
 	// (the release table's rule, read in the module).
@@ -500,7 +503,11 @@ func (r Report) provenanceMarkdown() string {
 	}
 	sort.Strings(comps)
 	for _, c := range comps {
-		rows = append(rows, [2]string{"--feature-gates of " + c, r.Gates[c]})
+		source := " (the profile's)"
+		if r.GatesRead {
+			source = " (read from the node)"
+		}
+		rows = append(rows, [2]string{"--feature-gates of " + c + source, r.Gates[c]})
 	}
 	var b strings.Builder
 	b.WriteString("| provenance | |\n|---|---|\n")

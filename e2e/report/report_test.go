@@ -262,7 +262,7 @@ func TestReportMarkdownCarriesTheProvenance(t *testing.T) {
 		LabelFilter: "authz"}
 	md := FromGinkgo(types.Report{SpecReports: types.SpecReports{spec("denies", types.SpecStatePassed, "")}}, meta).Markdown()
 	for _, want := range []string{"| suite commit | abc123 |", "| kind | v0.33.0 |", "| node image | kind-e2e/node:v1.35.4-x |", "| node image ID | sha256:1 |",
-		"| --feature-gates of kube-apiserver | DRAAdminAccess=true |", "| label filter | authz |", "| focus | — |"} {
+		"| --feature-gates of kube-apiserver (the profile's) | DRAAdminAccess=true |", "| label filter | authz |", "| focus | — |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -286,7 +286,11 @@ func (m Matrix) provenance() []provenance {
 			if g == "" {
 				g = "release defaults"
 			}
-			rows = append(rows, [2]string{"gates of " + k, g})
+			label := "gates of " + k
+			if r.GatesRead {
+				label += " (read from the nodes)"
+			}
+			rows = append(rows, [2]string{label, g})
 		}
 		for _, k := range sortedKeys(r.Components) {
 			if k != "node image" {
