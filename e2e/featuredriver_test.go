@@ -52,6 +52,7 @@ func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *bu
 	}
 	b := newBuilder(f)
 	b.Class, b.DriverName = d.opts.DeviceClass, d.opts.DriverName
+	b.Prefix = string(d.layout) + "-"
 	return b
 }
 

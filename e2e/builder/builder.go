@@ -33,12 +33,15 @@ type Builder struct {
 	Image      string // the workload image
 	Client     kubernetes.Interface
 	DRA        *draclient.Client
-	seq        int
+	// Prefix starts every name the builder makes, so that two builders can
+	// share a namespace (a feature driver's beside the suite's).
+	Prefix string
+	seq    int
 }
 
 func (b *Builder) name(kind string) string {
 	b.seq++
-	return fmt.Sprintf("%s-%d", kind, b.seq)
+	return fmt.Sprintf("%s%s-%d", b.Prefix, kind, b.seq)
 }
 
 // RequestOption shapes a claim's request.
