@@ -52,6 +52,9 @@ var (
 	env *testenv.Env
 	// timelineFile holds the steps the Makefile timed before the suite.
 	timelineFile string
+	// runningGates are the gates read from the nodes before teardown (nil
+	// where they could not be read).
+	runningGates map[profile.Component]string
 	// startCommit is the suite's commit when the run started, seconds after
 	// Ginkgo compiled it: read at the end, a commit made during a long run
 	// would be named for code that did not run.
@@ -174,17 +177,13 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 		for _, c := range profile.AllComponents {
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
 		}
-		// Where the nodes can be read, what the components run, not what the
-		// profile asked for (an existing cluster's are its own).
-		if env.Cluster != nil {
-			if running, err := env.Cluster.RunningGates(); err == nil {
-				for c, g := range running {
-					meta.Gates[string(c)] = g
-				}
-				meta.GatesRead = true
-			} else {
-				framework.Logf("the components' gates could not be read from the nodes, the report lists the profile's: %v", err)
+		// Where the nodes could be read (before teardown), what the
+		// components ran, not what the profile asked for.
+		if runningGates != nil {
+			for c, g := range runningGates {
+				meta.Gates[string(c)] = g
 			}
+			meta.GatesRead = true
 		}
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
@@ -217,6 +216,15 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	if env == nil {
 		return
+	}
+	// The gates the components run with, for the report, while the nodes
+	// are still there (ReportAfterSuite runs after the teardown).
+	if env.Cluster != nil {
+		if g, err := env.Cluster.RunningGates(); err == nil {
+			runningGates = g
+		} else {
+			fmt.Fprintf(os.Stdout, "e2e: the components' gates could not be read from the nodes, the report lists the profile's: %v\n", err)
+		}
 	}
 	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
 	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))
