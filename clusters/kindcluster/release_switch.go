@@ -141,7 +141,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 		return err
 	}
 	edited := map[profile.Component][]byte{}
-	for _, comp := range nodesource.ControlPlane {
+	for _, comp := range profile.ControlPlane {
 		image := bits.Images[comp]
 		manifest := manifests[comp]
 		if strings.Contains(string(manifest), "image: "+image+"\n") {
@@ -170,7 +170,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 // crictl: offline-built nodes carry only containerd's own client.
 func missingImages(n nodes.Node, bits *nodesource.ReleaseBits) []string {
 	var want []string
-	for _, comp := range nodesource.ControlPlane {
+	for _, comp := range profile.ControlPlane {
 		want = append(want, bits.Images[comp])
 	}
 	have, err := run(n, "ctr -n k8s.io images ls -q")
@@ -330,7 +330,7 @@ func (c *Cluster) controlPlaneState(ctx context.Context, cp nodes.Node, bits *no
 	if v.GitVersion != bits.Release.GitVersion() {
 		return "server version " + v.GitVersion
 	}
-	for _, comp := range nodesource.ControlPlane {
+	for _, comp := range profile.ControlPlane {
 		p := probe(cp, comp, true)
 		if p.Version != "Kubernetes "+bits.Release.GitVersion() || p.Health != "ok" {
 			return fmt.Sprintf("%s: %s", comp, p)

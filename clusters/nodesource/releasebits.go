@@ -37,9 +37,6 @@ func (b *ReleaseBits) Kubelet() string { return filepath.Join(b.Dir, "kubelet") 
 // Archive is the path of the control-plane images' archive.
 func (b *ReleaseBits) Archive() string { return filepath.Join(b.Dir, "control-plane.tar") }
 
-// ControlPlane are the components whose images a release switch replaces,
-// in the order kubeadm upgrades them.
-var ControlPlane = []profile.Component{profile.APIServer, profile.ControllerManager, profile.Scheduler}
 
 // exportScript starts the image's own containerd and prints its image list.
 const exportScript = `containerd > /tmp/containerd.log 2>&1 &
@@ -100,7 +97,7 @@ func ExtractReleaseBits(ctx context.Context, img Image, dir string) (*ReleaseBit
 	if _, err := docker("cp", "-L", name+":/usr/bin/kubelet", filepath.Join(dir, "kubelet")); err != nil {
 		return nil, fmt.Errorf("copying the kubelet out of %s: %w", image, err)
 	}
-	for i, comp := range ControlPlane {
+	for i, comp := range profile.ControlPlane {
 		bits.Images[comp] = refs[i]
 	}
 	return bits, saveBits(bits, id)
@@ -133,7 +130,7 @@ func cachedBits(dir, id string, r release.Release) (*ReleaseBits, bool) {
 		return nil, false
 	}
 	var rec bitsRecord
-	if json.Unmarshal(data, &rec) != nil || rec.ImageID != id || rec.Version != r.Version || len(rec.Images) != len(ControlPlane) {
+	if json.Unmarshal(data, &rec) != nil || rec.ImageID != id || rec.Version != r.Version || len(rec.Images) != len(profile.ControlPlane) {
 		return nil, false
 	}
 	b := &ReleaseBits{Release: r, Dir: dir, Images: rec.Images}
@@ -167,7 +164,7 @@ func checkTar(path string) error {
 // switched component at version ("v1.36.3"); every one must be there.
 func ControlPlaneRefs(list, version string) ([]string, error) {
 	var refs, missing []string
-	for _, comp := range ControlPlane {
+	for _, comp := range profile.ControlPlane {
 		found := ""
 		for _, ref := range strings.Fields(list) {
 			repo, tag, ok := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":")

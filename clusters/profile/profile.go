@@ -23,8 +23,10 @@ const (
 	Kubelet           Component = "kubelet"
 )
 
-// ControlPlane are the components that read DRAAdminAccess
-// (the kubelet does not; it is only switched in `adminaccess-off`).
+// ControlPlane are the control plane's static pods, in the order kubeadm
+// upgrades them: the components that read DRAAdminAccess (the kubelet does
+// not; it is only switched in `adminaccess-off`), and those whose images a
+// release switch replaces.
 var ControlPlane = []Component{APIServer, ControllerManager, Scheduler}
 
 // AllComponents lists every component a profile may set, in a stable order.
