@@ -103,7 +103,7 @@ func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator st
 			deletePodsOf(ctx, f.BaseName)
 			moveScheduler(ctx, env.Rel.DefaultFeatures())
 		}
-	})
+	}, ginkgo.NodeTimeout(restoreTimeout))
 	ginkgo.BeforeEach(func() {
 		ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
 	})

@@ -55,7 +55,7 @@ func inProfile(f *framework.Framework, name string) {
 			deletePodsOf(ctx, f.BaseName)
 			moveTo(ctx, env.Prof.Name)
 		}
-	})
+	}, ginkgo.NodeTimeout(restoreTimeout))
 	ginkgo.BeforeEach(func() {
 		ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever)
 	})
@@ -427,7 +427,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		framework.ExpectNoError(err)
 		existingTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err)
-		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
+		ginkgo.DeferCleanup(moveTo, env.Prof.Name, ginkgo.NodeTimeout(restoreTimeout))
 		moveTo(ctx, "apiserver-off")
 
 		ginkgo.By("a new admin-access claim loses the field without an error")
@@ -499,7 +499,7 @@ var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ord
 		gomega.Expect(expectRunning(ctx, b, running)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		before := snapshot(ctx, running)
 
-		ginkgo.DeferCleanup(moveTo, env.Prof.Name)
+		ginkgo.DeferCleanup(moveTo, env.Prof.Name, ginkgo.NodeTimeout(restoreTimeout))
 		moveToProfile(ctx, controlPlaneOff())
 		expectUndisturbed(ctx, running, before)
 

@@ -34,6 +34,10 @@ const (
 	// no extra count, no churn): nothing cumulative records a late mistake,
 	// so the window must outlast a controller's or scheduler's retry.
 	stableFor = 15 * time.Second
+	// restoreTimeout bounds a cleanup that puts the cluster back (a gate
+	// move, a feature-set move, a release switch), also after an interrupt,
+	// when Ginkgo would otherwise give it only its grace period.
+	restoreTimeout = 4 * time.Minute
 	// undisturbedFor is how long running pods are watched after a change.
 	// Shorter: a pod's UID and restart count are cumulative, so a disruption
 	// after the watch still fails the spec's next check of the same pods,

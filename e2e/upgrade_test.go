@@ -88,12 +88,15 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		}
 
 		atFrom := true
+		// A switch back takes 25-60 s, more when it starts mid-switch: after
+		// an interrupt Ginkgo would give a cleanup without a NodeTimeout only
+		// its grace period (30 s).
 		ginkgo.DeferCleanup(func(ctx context.Context) {
 			if !atFrom {
 				_, err := env.Cluster.SwitchRelease(ctx, down)
 				framework.ExpectNoError(err, "restoring Kubernetes %s", from.Version)
 			}
-		})
+		}, ginkgo.NodeTimeout(restoreTimeout))
 
 		ginkgo.By(fmt.Sprintf("upgrading the control plane, then the kubelets, to Kubernetes %s", up.Release.Version))
 		atFrom = false
