@@ -37,7 +37,6 @@ func (b *ReleaseBits) Kubelet() string { return filepath.Join(b.Dir, "kubelet") 
 // Archive is the path of the control-plane images' archive.
 func (b *ReleaseBits) Archive() string { return filepath.Join(b.Dir, "control-plane.tar") }
 
-
 // exportScript starts the image's own containerd and prints its image list.
 const exportScript = `containerd > /tmp/containerd.log 2>&1 &
 for _ in $(seq 1 100); do ctr version > /dev/null 2>&1 && break; sleep 0.2; done
