@@ -1,7 +1,6 @@
 package kindcluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -53,22 +52,30 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 	if edited, err = nodeconfig.SetStaticPodFlag(edited, "vmodule", vmodule); err != nil {
 		return 0, err
 	}
+	before, err := nodeconfig.StaticPodGates(manifest)
+	if err != nil {
+		return 0, err
+	}
+	beforeVModule, err := nodeconfig.StaticPodFlag(manifest, "vmodule")
+	if err != nil {
+		return 0, err
+	}
 	want, err := nodeconfig.StaticPodGates(edited)
 	if err != nil {
 		return 0, err
 	}
-	if bytes.Equal(normalized(manifest), normalized(edited)) {
+	if maps.Equal(before, want) && beforeVModule == vmodule {
 		return 0, nil
 	}
 	c.logf("%s: feature set %s", profile.Scheduler, set.Name)
 	wait := func(comp profile.Component, oldHash string, _ []byte) error {
 		return c.waitComponent(ctx, cp, comp, oldHash, "with --feature-gates="+nodeconfig.FormatGates(want), false, func(p process) (bool, string) {
-			got, err := commandGates(p.Command)
+			args := strings.Fields(p.Command)
+			got, err := nodeconfig.CommandGates(args)
 			if err != nil {
 				return false, err.Error()
 			}
-			hasVModule := strings.Contains(" "+p.Command+" ", " --vmodule="+AllocatorVModule+" ")
-			return maps.Equal(got, want) && hasVModule == (vmodule != ""), ""
+			return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
 		})
 	}
 	err = c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.Scheduler: edited}, wait)
@@ -79,40 +86,6 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 // the structured allocator's files (allocator_stable.go and its siblings;
 // 1.33's one implementation is allocator.go).
 const AllocatorVModule = "allocator*=5"
-
-// normalized is a manifest as nodeconfig writes it, so that one read from
-// the node and one edited compare equal when they say the same.
-func normalized(manifest []byte) []byte {
-	out, err := nodeconfig.SetStaticPodFlag(manifest, "no-such-flag", "")
-	if err != nil {
-		return manifest
-	}
-	return out
-}
-
-// SchedulerGates reads the --feature-gates of kube-scheduler's manifest.
-func (c *Cluster) SchedulerGates() (map[string]bool, error) {
-	cp, err := c.ControlPlane()
-	if err != nil {
-		return nil, err
-	}
-	manifest, err := readFile(cp, manifestPath(profile.Scheduler))
-	if err != nil {
-		return nil, err
-	}
-	return nodeconfig.StaticPodGates(manifest)
-}
-
-// commandGates reads the --feature-gates of a process's command line (none
-// named where the flag is absent).
-func commandGates(command string) (map[string]bool, error) {
-	for _, arg := range strings.Fields(command) {
-		if v, ok := strings.CutPrefix(arg, "--feature-gates="); ok {
-			return nodeconfig.ParseGates(v)
-		}
-	}
-	return map[string]bool{}, nil
-}
 
 // RunningGates reads the --feature-gates each component runs with from the
 // nodes' files: the control plane's static pod manifests and every kubelet's

@@ -127,6 +127,27 @@ func SetStaticPodFlag(manifest []byte, name, value string) ([]byte, error) {
 	return yaml.Marshal(pod)
 }
 
+// StaticPodFlag is the value of the container's --name flag ("" where it
+// has none).
+func StaticPodFlag(manifest []byte, name string) (string, error) {
+	pod, err := readPod(manifest)
+	if err != nil {
+		return "", err
+	}
+	return CommandFlag(pod.Spec.Containers[0].Command, name), nil
+}
+
+// CommandFlag is the value of --name in a command's arguments ("" where
+// it has none).
+func CommandFlag(args []string, name string) string {
+	for _, arg := range args {
+		if v, ok := strings.CutPrefix(arg, "--"+name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // WrittenAnnotation marks each manifest the suite writes with when it did.
 const WrittenAnnotation = "e2e.kep5018.io/written"
 
@@ -181,7 +202,13 @@ func StaticPodGates(manifest []byte) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, arg := range pod.Spec.Containers[0].Command {
+	return CommandGates(pod.Spec.Containers[0].Command)
+}
+
+// CommandGates reads the --feature-gates of a command's arguments (none
+// named where the flag is absent).
+func CommandGates(args []string) (map[string]bool, error) {
+	for _, arg := range args {
 		if v, ok := strings.CutPrefix(arg, flagPrefix); ok {
 			return ParseGates(v)
 		}

@@ -291,3 +291,19 @@ func TestSetStaticPodFlagAddsReplacesAndRemovesOneFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandFlagsAreReadAsTheComponentsReadThem(t *testing.T) {
+	args := []string{"kube-scheduler", "--vmodule=allocator*=5", "--feature-gates=A=true,B=false"}
+	if got := CommandFlag(args, "vmodule"); got != "allocator*=5" {
+		t.Errorf("vmodule %q", got)
+	}
+	if got := CommandFlag(args, "v"); got != "" {
+		t.Errorf("an absent flag reads %q", got)
+	}
+	if got, err := CommandGates(args); err != nil || !reflect.DeepEqual(got, map[string]bool{"A": true, "B": false}) {
+		t.Errorf("gates %v %v", got, err)
+	}
+	if got, err := CommandGates(args[:2]); err != nil || len(got) != 0 {
+		t.Errorf("no flag is no gate: %v %v", got, err)
+	}
+}
