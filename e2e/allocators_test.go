@@ -136,13 +136,5 @@ func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time)
 	seen := observe.AllocatorsInLog(string(raw))
 	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
 		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
-		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, lastLines(string(raw), 5))
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(string(raw), "\n"), "\n"), 5), "\n"))
 }

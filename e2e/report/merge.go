@@ -45,18 +45,7 @@ func Merge(parts ...Report) (Report, error) {
 	}
 	for _, s := range byName {
 		out.Specs = append(out.Specs, s)
-		switch s.State {
-		case "passed":
-			out.Totals.Passed++
-		case "skipped":
-			out.Totals.Skipped++
-		case KnownDefect:
-			out.Totals.KnownDefects++
-		case "not selected":
-			out.Totals.NotSelected++
-		default:
-			out.Totals.Failed++
-		}
+		out.Totals.count(s.State)
 	}
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
 	// The filter that selected the merged specs is the cells' together.

@@ -114,6 +114,22 @@ type Totals struct {
 	NotSelected  int `json:"notSelected"`
 }
 
+// count adds one spec of that state.
+func (t *Totals) count(state string) {
+	switch state {
+	case "passed":
+		t.Passed++
+	case "skipped":
+		t.Skipped++
+	case KnownDefect:
+		t.KnownDefects++
+	case "not selected":
+		t.NotSelected++
+	default:
+		t.Failed++
+	}
+}
+
 // Report is the whole run of one release.
 type Report struct {
 	SchemaVersion int `json:"schemaVersion"`
@@ -191,18 +207,7 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			spec.KEPID = req.ID
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
-		switch spec.State {
-		case "passed":
-			out.Totals.Passed++
-		case "skipped":
-			out.Totals.Skipped++
-		case KnownDefect:
-			out.Totals.KnownDefects++
-		case "not selected":
-			out.Totals.NotSelected++
-		default:
-			out.Totals.Failed++
-		}
+		out.Totals.count(spec.State)
 		out.Specs = append(out.Specs, spec)
 	}
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
