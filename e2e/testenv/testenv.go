@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	draclient "k8s.io/dynamic-resource-allocation/client"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
@@ -200,30 +198,8 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 			return sh, err
 		}
 	}
-	// What is at the driver's place decides what the run does with it; a
-	// driver an interrupted run left is never taken for one kept on purpose.
-	ns, err := env.Client.CoreV1().Namespaces().Get(ctx, sh.Driver.Namespace, metav1.GetOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return sh, fmt.Errorf("reading namespace %s: %w", sh.Driver.Namespace, err)
-	}
-	var labels map[string]string
-	if err == nil {
-		labels = ns.Labels
-	}
-	switch deploy.Existing(labels, err == nil) {
-	case deploy.NotOurs:
-		return sh, fmt.Errorf("namespace %s exists and was not made by this suite (it lacks app.kubernetes.io/managed-by=%s): the bundled driver installs there; remove it or run against another cluster", sh.Driver.Namespace, deploy.ManagedBy)
-	case deploy.Stale:
-		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
-		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
-			return sh, err
-		}
-	case deploy.Kept:
-		fmt.Fprintf(progress, "testdriver: replacing the driver run %q kept with this run's, which stays installed at the end, as found\n", labels[deploy.RunLabel])
-		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
-			return sh, err
-		}
-		sh.DriverWasThere = true
+	if sh.DriverWasThere, err = clearDriverPlace(ctx, env, sh.Driver, progress); err != nil {
+		return sh, err
 	}
 	sh.Driver.RunID = fmt.Sprintf("%s-%d", cfg.ClusterName, time.Now().Unix())
 	sh.Driver.Kept = cfg.KeepCluster || sh.DriverWasThere
@@ -234,6 +210,33 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
 	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
 	return sh, nil
+}
+
+// clearDriverPlace makes way for this run's driver by what is at its place:
+// nothing; a driver a run left when it was killed (removed); one a run was
+// told to keep (removed, and kept says this run's is kept in its stead); or
+// a namespace of that name the suite did not make (refused). A stale driver
+// is thus never taken for one kept on purpose, nor left running an old image.
+func clearDriverPlace(ctx context.Context, env *Env, driver deploy.Options, progress io.Writer) (kept bool, err error) {
+	ns, err := env.Client.CoreV1().Namespaces().Get(ctx, driver.Namespace, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("reading namespace %s: %w", driver.Namespace, err)
+	}
+	var labels map[string]string
+	if err == nil {
+		labels = ns.Labels
+	}
+	switch deploy.Existing(labels, err == nil) {
+	case deploy.NotOurs:
+		return false, fmt.Errorf("namespace %s exists and was not made by this suite (it lacks app.kubernetes.io/managed-by=%s): the bundled driver installs there; remove it or run against another cluster", driver.Namespace, deploy.ManagedBy)
+	case deploy.Stale:
+		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
+		return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
+	case deploy.Kept:
+		fmt.Fprintf(progress, "testdriver: replacing the driver run %q kept with this run's, which stays installed at the end, as found\n", labels[deploy.RunLabel])
+		return true, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
+	}
+	return false, nil
 }
 
 // components reads the versions the report names: the apiserver's, and each
@@ -249,81 +252,6 @@ func components(ctx context.Context, client kubernetes.Interface, server string)
 		out["runtime on "+n.Name] = n.Status.NodeInfo.ContainerRuntimeVersion
 	}
 	return out
-}
-
-// Preflight checks an existing cluster before any spec runs: the kubeconfig
-// answers and the cluster serves resource.k8s.io.
-func Preflight(ctx context.Context, kubeconfig string, releases ...string) error {
-	if err := checkReachable(ctx, kubeconfig); err != nil {
-		return err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if _, err = deploy.ResourceVersion(client); err != nil {
-		return err
-	}
-	v, err := client.Discovery().ServerVersion()
-	if err != nil {
-		return fmt.Errorf("the cluster of kubeconfig %s does not say its version: %w", kubeconfig, err)
-	}
-	for _, r := range releases {
-		if err := ReleaseMatches(r, v.GitVersion); err != nil {
-			return fmt.Errorf("the cluster of kubeconfig %s: %w", kubeconfig, err)
-		}
-	}
-	return nil
-}
-
-// ReleaseMatches refuses a K8S_VERSION that an existing cluster's
-// kube-apiserver (gitVersion) contradicts: another minor, or, where a patch
-// was given, another patch. Every expected text and declared skip comes from
-// the release table's row, so a run must never check one release's promises
-// against another.
-func ReleaseMatches(given, gitVersion string) error {
-	r, err := release.Get(given)
-	if err != nil {
-		return err
-	}
-	at, err := r.AtPatch(gitVersion)
-	if err != nil {
-		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s", gitVersion, given, minorOf(gitVersion))
-	}
-	if strings.Count(strings.TrimPrefix(given, "v"), ".") == 2 && at.Version != r.Version {
-		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s or %s", gitVersion, given, r.Minor, at.Version)
-	}
-	return nil
-}
-
-// minorOf is "1.36" of "v1.36.3".
-func minorOf(gitVersion string) string {
-	parts := strings.SplitN(strings.TrimPrefix(gitVersion, "v"), ".", 3)
-	if len(parts) < 2 {
-		return gitVersion
-	}
-	return parts[0] + "." + parts[1]
-}
-
-// checkReachable fails fast, in one line, on a kubeconfig that does not answer.
-func checkReachable(ctx context.Context, path string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", path, err)
-	}
-	cfg.Timeout = 15 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
-		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
-	}
-	return nil
 }
 
 // Connect builds one process's Env from what process 1 shared.

@@ -1,0 +1,93 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+// Checks of an existing cluster that refuse a run in one line, before any
+// spec: it answers, serves DRA, and runs the release the run was given.
+
+// Preflight checks an existing cluster before any spec runs: the kubeconfig
+// answers and the cluster serves resource.k8s.io.
+func Preflight(ctx context.Context, kubeconfig string, releases ...string) error {
+	if err := checkReachable(ctx, kubeconfig); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err = deploy.ResourceVersion(client); err != nil {
+		return err
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("the cluster of kubeconfig %s does not say its version: %w", kubeconfig, err)
+	}
+	for _, r := range releases {
+		if err := ReleaseMatches(r, v.GitVersion); err != nil {
+			return fmt.Errorf("the cluster of kubeconfig %s: %w", kubeconfig, err)
+		}
+	}
+	return nil
+}
+
+// ReleaseMatches refuses a K8S_VERSION that an existing cluster's
+// kube-apiserver (gitVersion) contradicts: another minor, or, where a patch
+// was given, another patch. Every expected text and declared skip comes from
+// the release table's row, so a run must never check one release's promises
+// against another.
+func ReleaseMatches(given, gitVersion string) error {
+	r, err := release.Get(given)
+	if err != nil {
+		return err
+	}
+	at, err := r.AtPatch(gitVersion)
+	if err != nil {
+		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s", gitVersion, given, minorOf(gitVersion))
+	}
+	if strings.Count(strings.TrimPrefix(given, "v"), ".") == 2 && at.Version != r.Version {
+		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s or %s", gitVersion, given, r.Minor, at.Version)
+	}
+	return nil
+}
+
+// minorOf is "1.36" of "v1.36.3".
+func minorOf(gitVersion string) string {
+	parts := strings.SplitN(strings.TrimPrefix(gitVersion, "v"), ".", 3)
+	if len(parts) < 2 {
+		return gitVersion
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// checkReachable fails fast, in one line, on a kubeconfig that does not answer.
+func checkReachable(ctx context.Context, path string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	cfg.Timeout = 15 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
+	}
+	return nil
+}
