@@ -101,7 +101,9 @@ func TestMain(m *testing.M) {
 			*p = abs
 		}
 	}
-	startCommit = suiteCommit()
+	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
+		startCommit = suiteCommit()
+	}
 	if _, err := release.Get(cfg.Release); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
