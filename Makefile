@@ -9,6 +9,7 @@ SHELL := /bin/bash
 K8S_VERSION  ?= 1.35
 K8S_VERSIONS ?= $(K8S_VERSION)
 PROFILE      ?= default
+FEATURES     ?= defaults
 LABELS       ?=
 FOCUS        ?=
 SKIP         ?=
@@ -72,7 +73,7 @@ testdriver-image:
 	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver
 
 cluster-up: docker-up e2e-tools e2e-cli
-	$(BIN)/e2e-cluster up --release $(K8S_VERSION) --profile $(PROFILE) --name $(CLUSTER_NAME) --source $(NODE_IMAGE) --out $(OUT) \
+	$(BIN)/e2e-cluster up --release $(K8S_VERSION) --profile $(PROFILE) --features $(FEATURES) --name $(CLUSTER_NAME) --source $(NODE_IMAGE) --out $(OUT) \
 	  --kubeconfig $(OUT)/kubeconfig-$(CLUSTER_NAME)
 
 cluster-down: e2e-cli
@@ -81,7 +82,7 @@ cluster-down: e2e-cli
 # preflight refuses a bad variable in seconds, before anything is installed or built.
 preflight:
 	@go build -o $(BIN)/preflight ./e2e/cmd/preflight
-	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --labels '$(LABELS)' \
+	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
 	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' $(EXISTING)
@@ -90,7 +91,7 @@ preflight:
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
 e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	@failed=""; for v in $(K8S_VERSIONS); do \
-	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE)"; \
+	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE), DRA feature set $(FEATURES)"; \
 	  name=$(CLUSTER_NAME); \
 	  $(if $(and $(filter 1,$(KEEP_CLUSTER)),$(word 2,$(K8S_VERSIONS)),$(if $(EXISTING),,x)),name=$(CLUSTER_NAME)-$${v//./-}; echo "e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is $$name";) \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v"; \
@@ -124,7 +125,7 @@ e2e-release: e2e-cli
 	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) --fail-on-empty $(GINKGO_ARGS) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
-	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
+	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --timeline-file=$$timeline \

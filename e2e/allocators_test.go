@@ -36,9 +36,28 @@ import (
 // release table is known before the tree is); 1.33 has one implementation
 // and no group.
 var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), framework.WithSerial(), func() {
-	rel, err := release.Get(cfg.Release)
+	rel, err := release.Resolve(cfg.Release, cfg.Features)
 	if err != nil {
 		return // TestMain refused the release already
+	}
+	if rel.FeatureSetName != "" {
+		// A cluster made with another feature set (FEATURES) runs every
+		// spec under the implementation that set selects; this group then
+		// checks the core promises without moving anything, and that the
+		// implementation that allocated is the one the table names.
+		set := rel.DefaultFeatures()
+		allocator, err := rel.AllocatorFor(set)
+		if err != nil {
+			panic(fmt.Sprintf("release table: %v", err)) // a unit test keeps every set resolvable
+		}
+		ginkgo.Context(fmt.Sprintf("the %s allocator (the cluster's feature set %s)", allocator, rel.FeatureSetName), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+			f := newFramework("alloc-" + allocator)
+			ginkgo.BeforeEach(func() {
+				ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
+			})
+			allocatorPromises(f, allocator)
+		})
+		return
 	}
 	if len(rel.FeatureSets()) == 1 {
 		ginkgo.It("has no other allocator implementation to check", func(ctx context.Context) {
@@ -55,34 +74,42 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 		ginkgo.Context(fmt.Sprintf("the %s allocator (%s)", allocator, set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 			f := newFramework("alloc-" + allocator)
 			withFeatureSet(f, set, allocator)
-			for _, p := range corePromises {
-				ginkgo.It(p.text, func(ctx context.Context) {
-					// One sign-off row for the group: each promise has its own
-					// row from the allocation group.
-					kep("the core allocation promises hold under every allocator implementation the release can use")
-					// Moving kube-scheduler's other DRA gates needs its node,
-					// not a switchable DRAAdminAccess: 1.36 and 1.37 lock only that one.
-					requireNodeAccess(ctx)
-					since := metav1.Now()
-					p.run(ctx, f)
-					expectAllocatedBy(ctx, allocator, since)
-				})
-			}
-			// The partitionable promises too, where the release has the
-			// feature: upstream's #140729 is in each implementation's own
-			// copy of the counter check, so each shows it (or not) itself.
-			parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
-			for _, p := range partitionPromises {
-				ginkgo.It(p.text, func(ctx context.Context) {
-					kep(p.kep)
-					requireNodeAccess(ctx)
-					since := metav1.Now()
-					p.run(ctx, f, parts, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
-				})
-			}
+			allocatorPromises(f, allocator)
 		})
 	}
 })
+
+// allocatorPromises are the group's specs under one implementation: the
+// core promises, each checked against kube-scheduler's log for the
+// implementation that allocated, and the partitionable ones where the
+// feature set has that feature.
+func allocatorPromises(f *framework.Framework, allocator string) {
+	for _, p := range corePromises {
+		ginkgo.It(p.text, func(ctx context.Context) {
+			// One sign-off row for the group: each promise has its own
+			// row from the allocation group.
+			kep("the core allocation promises hold under every allocator implementation the release can use")
+			// Moving kube-scheduler's other DRA gates and reading its log
+			// need its node, not a switchable DRAAdminAccess: 1.36 and
+			// 1.37 lock only that one.
+			requireNodeAccess(ctx)
+			since := metav1.Now()
+			p.run(ctx, f)
+			expectAllocatedBy(ctx, allocator, since)
+		})
+	}
+	// upstream's #140729 is in each implementation's own copy of the
+	// counter check, so each shows it (or not) itself.
+	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
+	for _, p := range partitionPromises {
+		ginkgo.It(p.text, func(ctx context.Context) {
+			kep(p.kep)
+			requireNodeAccess(ctx)
+			since := metav1.Now()
+			p.run(ctx, f, parts, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
+		})
+	}
+}
 
 // withFeatureSet moves kube-scheduler to set for the container's specs and
 // back to the release's defaults after them; each spec's report row names

@@ -66,6 +66,7 @@ func init() {
 	framework.RegisterClusterFlags(flag.CommandLine)
 	flag.StringVar(&cfg.Release, "release", envOr("K8S_VERSION", release.Default), "Kubernetes release of the cluster the suite creates (or of the existing cluster)")
 	flag.StringVar(&cfg.Profile, "profile", envOr("PROFILE", "default"), "gate profile of the cluster the suite creates")
+	flag.StringVar(&cfg.Features, "features", envOr("FEATURES", release.DefaultSet), "DRA feature set of the cluster the suite creates (or that the existing cluster runs)")
 	flag.StringVar(&cfg.ClusterName, "cluster-name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
 	flag.StringVar(&cfg.NodeImage, "node-image", envOr("NODE_IMAGE", "auto"), "node image: auto, pull, build, or an image reference")
 	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
@@ -104,7 +105,7 @@ func TestMain(m *testing.M) {
 	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
 		startCommit = suiteCommit()
 	}
-	if _, err := release.Get(cfg.Release); err != nil {
+	if _, err := release.Resolve(cfg.Release, cfg.Features); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}

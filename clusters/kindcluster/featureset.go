@@ -82,10 +82,8 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 	return time.Since(start), err
 }
 
-// AllocatorVModule is kube-scheduler's --vmodule while moved: level 5 for
-// the structured allocator's files (allocator_stable.go and its siblings;
-// 1.33's one implementation is allocator.go).
-const AllocatorVModule = "allocator*=5"
+// AllocatorVModule is kube-scheduler's --vmodule while moved.
+const AllocatorVModule = release.AllocatorVModule
 
 // RunningGates reads the --feature-gates each component runs with from the
 // nodes' files: the control plane's static pod manifests and every kubelet's

@@ -165,3 +165,31 @@ func TestRenderV1Beta4AppendsWithJSON6902(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderAFeatureSetGatesEveryComponentAndLogsTheAllocator(t *testing.T) {
+	r, err := release.Resolve("1.35", "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Get("default")
+	cfg, err := Render(r, p, "x", "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := YAML(cfg)
+	for _, want := range []string{"DRAPartitionableDevices=true", "DRADeviceTaintRules=true", "resource.k8s.io/v1alpha3: \"true\"", "vmodule: allocator*=5", "DRAPartitionableDevices: true"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the 1.35 alpha cluster's config lacks %q:\n%s", want, out)
+		}
+	}
+	for _, c := range AllComponents {
+		if !p.Gates(r, c)["DRAConsumableCapacity"] {
+			t.Errorf("%s runs without DRAConsumableCapacity", c)
+		}
+	}
+	plain, _ := release.Get("1.35")
+	cfg, _ = Render(plain, p, "x", "img")
+	if out, _ := YAML(cfg); strings.Contains(string(out), "vmodule") || strings.Contains(string(out), "v1alpha3") {
+		t.Errorf("the defaults' config has the set's flags:\n%s", out)
+	}
+}

@@ -125,6 +125,10 @@ func controlPlaneArgs(r release.Release, p Profile, c Component) []arg {
 	}
 	if c == Scheduler {
 		args = append(args, arg{"leader-elect", "false"})
+		if r.FeatureSetName != "" {
+			// The allocators group reads which implementation allocated.
+			args = append(args, arg{"vmodule", release.AllocatorVModule})
+		}
 	}
 	return args
 }

@@ -67,6 +67,13 @@ type FeatureMove struct {
 	Gates     map[string]bool
 }
 
+// AllocatorVModule is kube-scheduler's --vmodule where a spec checks which
+// implementation allocated: level 5 for the structured allocator's files
+// (allocator_stable.go and its siblings; 1.33's one implementation is
+// allocator.go), each of which logs "Starting allocation". Set while a group
+// moved kube-scheduler, and for a whole run of a cluster feature set.
+const AllocatorVModule = "allocator*=5"
+
 // DefaultFeatureSet is the name of a release's own defaults.
 const DefaultFeatureSet = "release defaults"
 
@@ -85,6 +92,9 @@ func (s FeatureSet) String() string {
 // DefaultFeatures is the feature set kube-scheduler has with no DRA gate set
 // but those the suite always sets (ExtraGates) and DRAAdminAccess on.
 func (r Release) DefaultFeatures() FeatureSet {
+	if r.FeatureSetName != "" {
+		return FeatureSet{Name: "FEATURES=" + r.FeatureSetName, Features: r.OnByDefault}
+	}
 	return FeatureSet{Name: DefaultFeatureSet, Features: r.OnByDefault}
 }
 

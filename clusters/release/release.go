@@ -99,6 +99,15 @@ type Release struct {
 	// FeatureMoves are the other feature sets the allocators group moves
 	// kube-scheduler to (features.go says why these).
 	FeatureMoves []FeatureMove
+	// Sets are the cluster feature sets FEATURES takes besides the
+	// defaults (featuresets.go); FeatureSetName is the one this value runs
+	// ("" for the defaults; WithFeatures sets it).
+	Sets           []ClusterSet
+	FeatureSetName string
+	// SchedulerIgnores are features an implementation supports that
+	// kube-scheduler never passes to the allocator, so no gate of its
+	// selects that implementation for them.
+	SchedulerIgnores []Feature
 }
 
 // DeviceTaintEvictionReason and DeviceTaintEvictionMessage are the event
@@ -183,6 +192,7 @@ var table = map[string]Release{
 		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeatureDeviceStatus},
 		Allocators:   allocators134,
 		FeatureMoves: moves134,
+		Sets:         sets134,
 		Metrics:      metricsLabelled,
 	},
 	"1.35": {
@@ -197,6 +207,7 @@ var table = map[string]Release{
 		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList},
 		Allocators:   allocators135,
 		FeatureMoves: moves135,
+		Sets:         sets135,
 		Metrics:      withSource(metricsLabelled),
 	},
 	"1.36": {
@@ -211,8 +222,11 @@ var table = map[string]Release{
 		// Every DRA gate but the alpha DRAListTypeAttributes is beta or GA and on.
 		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
 			FeatureBindingConditions, FeatureConsumableCapacity},
-		Allocators:        allocators136,
-		FeatureMoves:      moves136,
+		Allocators:   allocators136,
+		FeatureMoves: moves136,
+		Sets:         sets136,
+		// v1.36.3's AllocatorFeatures has no ListTypeAttributes.
+		SchedulerIgnores:  []Feature{FeatureListTypeAttributes},
 		ExtendedResources: true,
 		Metrics:           forgettingDeleted(withSource(metricsLabelled)),
 	},
@@ -234,6 +248,7 @@ var table = map[string]Release{
 			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange},
 		Allocators:        allocators137,
 		FeatureMoves:      moves137,
+		Sets:              sets137,
 		ExtendedResources: true,
 		Metrics:           metricsDRA,
 	},

@@ -1,6 +1,7 @@
 package release
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -318,5 +319,67 @@ func TestAPatchKindDoesNotPublishIsNeverBootedFromKindsImage(t *testing.T) {
 	same, _ := Get("1.35.8")
 	if same.Published != minor.Published {
 		t.Errorf("Get(1.35.8) must keep kind's 1.35.8 image, got %q", same.Published)
+	}
+}
+
+func TestEveryClusterSetSelectsTheAllocatorItSays(t *testing.T) {
+	want := map[string]map[string]string{
+		"1.33": {DefaultSet: "structured (one implementation)"},
+		"1.34": {DefaultSet: "experimental", "alpha": "experimental"},
+		"1.35": {DefaultSet: "incubating", "alpha": "experimental"},
+		// v1.36.3's kube-scheduler never passes DRAListTypeAttributes.
+		"1.36": {DefaultSet: "incubating", "stable": "stable", "alpha": "incubating"},
+		"1.37": {DefaultSet: "incubating", "stable": "stable", "alpha": "experimental"},
+	}
+	for _, m := range Minors() {
+		base, _ := Get(m)
+		got := map[string]string{}
+		for _, name := range base.SetNames() {
+			r, err := base.WithFeatures(name)
+			if err != nil {
+				t.Fatalf("%s %s: %v", m, name, err)
+			}
+			a, err := r.AllocatorFor(r.DefaultFeatures())
+			if err != nil {
+				t.Errorf("%s %s: %v", m, name, err)
+			}
+			got[name] = a
+			if !r.DefaultFeatures().Has(FeatureAdminAccess) {
+				t.Errorf("%s %s leaves admin access off", m, name)
+			}
+			if r.PreferredVersion() != base.PreferredVersion() {
+				t.Errorf("%s %s: discovery would prefer %s", m, name, r.PreferredVersion())
+			}
+			if name != DefaultSet {
+				if len(r.FeatureMoves) != 0 || r.FeatureSetName != name {
+					t.Errorf("%s %s: moves %v, name %q", m, name, r.FeatureMoves, r.FeatureSetName)
+				}
+				if _, skipped := r.DeclaredSkip(NeedReleaseSwitching, Mode{UpgradeImage: true}); !skipped {
+					t.Errorf("%s %s: the upgrade is not a declared skip", m, name)
+				}
+			}
+		}
+		if !maps.Equal(got, want[m]) {
+			t.Errorf("%s: sets select %v, want %v", m, got, want[m])
+		}
+	}
+	r, _ := Resolve("1.35", "alpha")
+	if !r.DefaultFeatures().Has(FeaturePartitionableDevices) || !r.DefaultFeatures().Has(FeatureDeviceTaints) || !r.ExtendedResources {
+		t.Errorf("1.35 alpha: %s, extended resources %t", r.DefaultFeatures(), r.ExtendedResources)
+	}
+	if _, skipped := r.DeclaredSkip(NeedPartitionableDevices, Mode{}); skipped {
+		t.Error("1.35 alpha: partitionable devices are declared skipped")
+	}
+	if !slices.Equal(r.Served, []string{"v1alpha3", "v1"}) || r.RuntimeConfig["resource.k8s.io/v1alpha3"] != "true" || !r.ExtraGates["DRADeviceTaintRules"] {
+		t.Errorf("1.35 alpha: served %v, runtime-config %v, gates %v", r.Served, r.RuntimeConfig, r.ExtraGates)
+	}
+	if base, _ := Get("1.35"); len(base.ExtraGates) != 0 || len(base.RuntimeConfig) != 0 {
+		t.Errorf("WithFeatures changed the table's row: %v %v", base.ExtraGates, base.RuntimeConfig)
+	}
+	if _, err := Resolve("1.35", "stable"); err == nil || !strings.Contains(err.Error(), "FEATURES takes defaults, alpha") {
+		t.Errorf("1.35 stable: %v", err)
+	}
+	if _, d := r.KnownDefect(DefectAdminConsumesCounters, "experimental"); !d {
+		t.Error("1.35 alpha: #140729 is not declared for experimental")
 	}
 }

@@ -75,6 +75,10 @@ var declaredSkips = []declaredSkip{
 		next, ok := r.Next()
 		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
 	}, "no node image of the next release was given (`UPGRADE=0`)"},
+	{NeedReleaseSwitching, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("the cluster runs the %s DRA feature set of Kubernetes %s (FEATURES=%s); the in-place upgrade moves a cluster of the release defaults, since another release's set names other gates",
+			r.FeatureSetName, r.Minor, r.FeatureSetName), r.FeatureSetName != ""
+	}, "the cluster runs a DRA feature set other than the release defaults (`FEATURES`)"},
 	{NeedGateLock, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateSwitchable()
 	}, "the gate is not locked (1.33–1.35)"},
@@ -100,7 +104,7 @@ var declaredSkips = []declaredSkip{
 		return fmt.Sprintf("DRAExtendedResource is off in Kubernetes %s by default (alpha before 1.36)", r.Minor), !r.ExtendedResources
 	}, "DRAExtendedResource is off by default (1.33–1.35)"},
 	{NeedOtherAllocators, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("Kubernetes %s's kube-scheduler has one structured allocator implementation to use for admin access", r.Minor), len(r.FeatureMoves) == 0
+		return fmt.Sprintf("Kubernetes %s's kube-scheduler has one structured allocator implementation to use for admin access", r.Minor), len(r.Allocators) == 1
 	}, "the release's kube-scheduler has one allocator implementation to use for admin access (1.33)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing

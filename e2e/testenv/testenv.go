@@ -32,8 +32,10 @@ import (
 
 // Config is what the suite's flags say.
 type Config struct {
-	Release     string
-	Profile     string
+	Release string
+	Profile string
+	// Features is the cluster's DRA feature set (release.ClusterSet; "defaults").
+	Features    string
 	ClusterName string
 	// Kubeconfig, when set, names an existing cluster: none is created.
 	Kubeconfig string
@@ -55,6 +57,7 @@ type Config struct {
 type Shared struct {
 	Release        string
 	Profile        string
+	Features       string
 	ClusterName    string
 	KubeconfigPath string
 	Owned          bool // the suite created the cluster and may switch its gates
@@ -110,7 +113,7 @@ func (e *Env) SetFeatureSet(set release.FeatureSet) {
 // Setup runs once per suite (process 1): make or reach the cluster, load and
 // install the test driver. progress gets one line per step.
 func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) {
-	rel, err := release.Get(cfg.Release)
+	rel, err := release.Resolve(cfg.Release, cfg.Features)
 	if err != nil {
 		return Shared{}, err
 	}
@@ -118,7 +121,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	if err != nil {
 		return Shared{}, err
 	}
-	sh := Shared{Release: rel.Minor, Profile: prof.Name, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage}
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage}
 	var c *kindcluster.Cluster
 	if cfg.Kubeconfig != "" {
 		sh.KubeconfigPath = cfg.Kubeconfig
@@ -256,7 +259,7 @@ func components(ctx context.Context, client kubernetes.Interface, server string)
 
 // Connect builds one process's Env from what process 1 shared.
 func Connect(sh Shared) (*Env, error) {
-	rel, err := release.Get(sh.Release)
+	rel, err := release.Resolve(sh.Release, sh.Features)
 	if err != nil {
 		return nil, err
 	}

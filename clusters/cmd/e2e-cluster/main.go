@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	relName := fs.String("release", envOr("K8S_VERSION", release.Default), "Kubernetes release (minor or pinned patch)")
 	profName := fs.String("profile", envOr("PROFILE", "default"), "gate profile")
+	features := fs.String("features", envOr("FEATURES", release.DefaultSet), "DRA feature set of the cluster (up): "+release.DefaultSet+" or one the release lists")
 	name := fs.String("name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
 	source := fs.String("source", envOr("NODE_IMAGE", "auto"), "node image source: "+strings.Join(nodesource.Specs, ", ")+" or an image reference")
 	kubeconfig := fs.String("kubeconfig", "", "where to write the cluster's kubeconfig")
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return usageError{err}
 	}
-	rel, err := release.Get(*relName)
+	rel, err := release.Resolve(*relName, *features)
 	if err != nil {
 		return usageError{err}
 	}
@@ -140,7 +141,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("cluster %s is up (Kubernetes %s, profile %s); kubeconfig: %s\n", c.Name, rel.Version, prof.Name, c.KubeconfigPath)
+		fmt.Printf("cluster %s is up (Kubernetes %s, profile %s, DRA feature set %s); kubeconfig: %s\n", c.Name, rel.Version, prof.Name, rel.DefaultFeatures().Name, c.KubeconfigPath)
 		return nil
 	case "down":
 		return kindcluster.Delete(*name)

@@ -30,6 +30,7 @@ func main() {
 	fs := flag.NewFlagSet("preflight", flag.ExitOnError)
 	fs.StringVar(&a.releases, "releases", release.Default, "K8S_VERSIONS: releases, separated by spaces")
 	fs.StringVar(&a.profile, "profile", "default", "PROFILE")
+	fs.StringVar(&a.features, "features", release.DefaultSet, "FEATURES: the cluster's DRA feature set")
 	fs.StringVar(&a.labels, "labels", "", "LABELS: a Ginkgo label filter")
 	fs.StringVar(&a.focus, "focus", "", "FOCUS: a regular expression")
 	fs.StringVar(&a.skip, "skip", "", "SKIP: a regular expression")
@@ -56,8 +57,8 @@ func main() {
 }
 
 type args struct {
-	releases, profile, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
-	keepCluster, upgrade, timeout, procs                                                     string
+	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
+	keepCluster, upgrade, timeout, procs                                                               string
 }
 
 // clusterNames are the clusters the run will create: CLUSTER_NAME, or with
@@ -110,6 +111,9 @@ func (a args) checkArgs() []string {
 		if err != nil {
 			out = append(out, err.Error())
 			continue
+		}
+		if _, err := r.WithFeatures(a.features); err != nil {
+			out = append(out, err.Error())
 		}
 		rels = append(rels, r)
 	}
