@@ -32,9 +32,19 @@ type featureDriver struct {
 func newFeatureDriver(layout contract.Layout, need release.Need) *featureDriver {
 	d := &featureDriver{layout: layout, need: need}
 	ginkgo.AfterAll(func(ctx context.Context) {
-		if d.opts != nil {
-			framework.ExpectNoError(deploy.Uninstall(ctx, env.Client, env.Dynamic, *d.opts), "removing the %s driver", d.layout)
+		if d.opts == nil {
+			return
 		}
+		// The kubelet unprepares a pod's claims through the driver that
+		// prepared them. The framework deletes each spec's namespace without
+		// waiting, so the group's last pods may still be going: removed
+		// before them, the driver would leave them Terminating for ever
+		// ("DRA driver ... is not registered") and their namespaces with
+		// them, on a cluster the run must leave as found.
+		gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+			return claimsAllocatedBy(ctx, d.opts.DriverName)
+		}).WithTimeout(podDeleteTimeout).Should(gomega.BeEmpty(), "claims the %s driver allocated, still there after its group", d.layout)
+		framework.ExpectNoError(deploy.Uninstall(ctx, env.Client, env.Dynamic, *d.opts), "removing the %s driver", d.layout)
 	})
 	return d
 }
@@ -46,6 +56,7 @@ func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *bu
 	require(ctx, d.need, nil)
 	if d.opts == nil {
 		o := env.FeatureDriver(d.layout)
+		framework.ExpectNoError(env.ClearFeatureDriverPlace(ctx, o, ginkgo.GinkgoWriter), "making way for the %s driver", d.layout)
 		d.opts = &o
 		framework.ExpectNoError(deploy.Install(ctx, env.Client, env.Dynamic, o), "installing the %s driver", d.layout)
 		expectLayoutKept(ctx, o)
@@ -97,4 +108,26 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 		}
 	}
 	gomega.Expect(got).To(gomega.Equal(want), "kube-apiserver must store the %s layout's fields as published (its feature gate on) on all %d nodes", o.Layout, n)
+}
+
+// claimsAllocatedBy lists, as namespace/name, every claim in the cluster
+// with a device of the driver in its allocation.
+func claimsAllocatedBy(ctx context.Context, driver string) ([]string, error) {
+	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range list.Items {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.Driver == driver {
+				out = append(out, c.Namespace+"/"+c.Name)
+				break
+			}
+		}
+	}
+	return out, nil
 }

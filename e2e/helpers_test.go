@@ -30,6 +30,9 @@ import (
 const (
 	podStartTimeout = 2 * time.Minute
 	allocateTimeout = time.Minute
+	// podDeleteTimeout bounds the wait for a group's pods and claims to be
+	// gone (the kubelet unprepares, the controller deallocates).
+	podDeleteTimeout = 2 * time.Minute
 	// stableFor is how long "nothing more happens" is watched (no claim made,
 	// no extra count, no churn): nothing cumulative records a late mistake,
 	// so the window must outlast a controller's or scheduler's retry.

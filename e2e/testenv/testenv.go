@@ -236,6 +236,10 @@ func clearDriverPlace(ctx context.Context, env *Env, driver deploy.Options, prog
 		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
 		return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
 	case deploy.Kept:
+		if driver.Layout != contract.LayoutPlain {
+			fmt.Fprintf(progress, "testdriver: removing the %s driver run %q left\n", driver.Layout, labels[deploy.RunLabel])
+			return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
+		}
 		fmt.Fprintf(progress, "testdriver: replacing the driver run %q kept with this run's, which stays installed at the end, as found\n", labels[deploy.RunLabel])
 		return true, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
 	}
@@ -353,7 +357,18 @@ func (e *Env) FeatureDriver(layout contract.Layout) deploy.Options {
 		Namespace: e.Driver.Namespace + "-" + string(layout), Image: e.Driver.Image,
 		DriverName: string(layout) + "." + contract.DriverName, Layout: layout,
 		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
+		// Labelled with the run as the suite's own driver is, and never
+		// kept: its group removes it, so one found later is a killed run's.
+		RunID: e.Driver.RunID,
 	}.Defaults()
+}
+
+// ClearFeatureDriverPlace makes way for a feature driver: one a killed run
+// left (a feature driver is never kept, so any of the suite's is stale) is
+// removed; a namespace of that name the suite did not make is refused.
+func (e *Env) ClearFeatureDriverPlace(ctx context.Context, driver deploy.Options, progress io.Writer) error {
+	_, err := clearDriverPlace(ctx, e, driver, progress)
+	return err
 }
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it

@@ -20,7 +20,7 @@ func envOf(t *testing.T, minor, prof string) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Rel: r, Prof: p, Shared: Shared{Driver: deploy.Options{Image: "img:1", APIServerHost: "172.18.0.2", APIServerPort: "6443"}.Defaults()}}
+	return &Env{Rel: r, Prof: p, Shared: Shared{Driver: deploy.Options{Image: "img:1", APIServerHost: "172.18.0.2", APIServerPort: "6443", RunID: "dra-e2e-1700000000"}.Defaults()}}
 }
 
 // The feature set follows the scheduler's DRAAdminAccess under the profile,
@@ -52,6 +52,10 @@ func TestFeatureDriverIsASecondInstance(t *testing.T) {
 	}
 	if o.Image != e.Driver.Image || o.APIServerHost != e.Driver.APIServerHost || o.Layout != contract.LayoutPartitionable || o.Published() != len(contract.PartitionDevices) {
 		t.Fatalf("instance %+v", o)
+	}
+	// Labelled with the run, never kept: a later run removes one a killed run left.
+	if o.RunID == "" || o.RunID != e.Driver.RunID || o.Kept {
+		t.Fatalf("instance run %q kept %t, the suite's driver's run %q", o.RunID, o.Kept, e.Driver.RunID)
 	}
 }
 
