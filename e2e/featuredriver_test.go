@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"sort"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -36,14 +38,14 @@ func newFeatureDriver(layout contract.Layout, need release.Need) *featureDriver 
 			return
 		}
 		// The kubelet unprepares a pod's claims through the driver that
-		// prepared them. The framework deletes each spec's namespace without
-		// waiting, so the group's last pods may still be going: removed
-		// before them, the driver would leave them Terminating for ever
-		// ("DRA driver ... is not registered") and their namespaces with
-		// them, on a cluster the run must leave as found.
+		// prepared them, and the framework deletes a spec's namespace only
+		// after the group's AfterAll: removed first, the driver would leave
+		// the group's last pods Terminating for ever ("DRA driver ... is not
+		// registered", seen on 1.35), and their namespaces with them, on a
+		// cluster the run must leave as found. So those pods go first.
 		gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
-			return claimsAllocatedBy(ctx, d.opts.DriverName)
-		}).WithTimeout(podDeleteTimeout).Should(gomega.BeEmpty(), "claims the %s driver allocated, still there after its group", d.layout)
+			return deletePodsUsing(ctx, d.opts.DriverName)
+		}).WithTimeout(podDeleteTimeout).WithPolling(time.Second).Should(gomega.BeEmpty(), "pods holding claims the %s driver allocated, still there after its group", d.layout)
 		framework.ExpectNoError(deploy.Uninstall(ctx, env.Client, env.Dynamic, *d.opts), "removing the %s driver", d.layout)
 	})
 	return d
@@ -110,24 +112,41 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 	gomega.Expect(got).To(gomega.Equal(want), "kube-apiserver must store the %s layout's fields as published (its feature gate on) on all %d nodes", o.Layout, n)
 }
 
-// claimsAllocatedBy lists, as namespace/name, every claim in the cluster
-// with a device of the driver in its allocation.
-func claimsAllocatedBy(ctx context.Context, driver string) ([]string, error) {
+// deletePodsUsing deletes the pods (and DaemonSets, which would make them
+// anew) of every namespace with a claim the driver allocated, and lists
+// those still there as namespace/name.
+func deletePodsUsing(ctx context.Context, driver string) ([]string, error) {
 	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	namespaces := map[string]bool{}
 	for _, c := range list.Items {
 		if c.Status.Allocation == nil {
 			continue
 		}
 		for _, r := range c.Status.Allocation.Devices.Results {
 			if r.Driver == driver {
-				out = append(out, c.Namespace+"/"+c.Name)
-				break
+				namespaces[c.Namespace] = true
 			}
 		}
 	}
-	return out, nil
+	var left []string
+	for ns := range namespaces {
+		if err := env.Client.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			return nil, err
+		}
+		if err := env.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			return nil, err
+		}
+		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods.Items {
+			left = append(left, ns+"/"+p.Name)
+		}
+	}
+	sort.Strings(left)
+	return left, nil
 }
