@@ -5,6 +5,11 @@
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
+# ($(TEE) file) copies a command's output to a file and outlives Ctrl-C: a plain tee
+# dies at once, and the command it reads from, still cleaning up after the
+# interrupt, is killed by SIGPIPE at its next line (seen: a run's cluster
+# left behind). So tee ignores SIGINT and ends when the command does.
+TEE := trap '' INT; exec tee
 
 K8S_VERSION  ?= 1.35
 K8S_VERSIONS ?= $(K8S_VERSION)
@@ -87,16 +92,20 @@ preflight:
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
 	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' $(EXISTING)
 
-# e2e runs every release of K8S_VERSIONS in turn and fails if any failed.
+# e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
+# Ctrl-C ends the release that runs (Ginkgo cleans up) and runs no other.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
 e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
-	@failed=""; for v in $(K8S_VERSIONS); do \
+	@failed=""; interrupted=""; trap 'interrupted=1' INT; \
+	for v in $(K8S_VERSIONS); do \
+	  [ -z "$$interrupted" ] || break; \
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE), DRA feature set $(FEATURES)"; \
 	  name=$(CLUSTER_NAME); \
 	  $(if $(and $(filter 1,$(KEEP_CLUSTER)),$(word 2,$(K8S_VERSIONS)),$(if $(EXISTING),,x)),name=$(CLUSTER_NAME)-$${v//./-}; echo "e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is $$name";) \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v"; \
 	done; \
 	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' || true; \
+	if [ -n "$$interrupted" ]; then echo "e2e: interrupted; releases after it were not run"; exit 130; fi; \
 	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi
 
 # One release. Docker is already up (e2e brought it up once for all releases).
@@ -106,14 +115,14 @@ e2e-release: e2e-cli
 	ms() { echo $$(( ($$(date +%s%N) - $$1) / 1000000 )); }; \
 	if [ -z "$(EXISTING)" ]; then \
 	  t=$$(date +%s%N); \
-	  $(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT) | tee $(OUT)/node-image.out; \
+	  $(BIN)/e2e-cluster node-image --release $(K8S_VERSION) --source $(NODE_IMAGE) --out $(OUT) | ($(TEE) $(OUT)/node-image.out); \
 	  image=$$(tail -n 1 $(OUT)/node-image.out); \
 	  printf 'node image %s\t%s\n' "$$image" "$$(ms $$t)" >> $$timeline; \
 	else image=none; fi; \
 	upgrade=none; \
 	if [ -z "$(EXISTING)" ] && [ "$(UPGRADE)" != 0 ]; then \
 	  t=$$(date +%s%N); \
-	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | tee $(OUT)/upgrade-image.out; \
+	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | ($(TEE) $(OUT)/upgrade-image.out); \
 	  upgrade=$$(tail -n 1 $(OUT)/upgrade-image.out); \
 	  printf 'next release node image %s\t%s\n' "$$upgrade" "$$(ms $$t)" >> $$timeline; \
 	fi; \
@@ -130,7 +139,7 @@ e2e-release: e2e-cli
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --timeline-file=$$timeline \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster) \
-	  2>&1 | tee $(ARTIFACTS)/$(K8S_VERSION)/e2e.log
+	  2>&1 | ($(TEE) $(ARTIFACTS)/$(K8S_VERSION)/e2e.log)
 
 # bench: one whole run of the release with its cluster kept, then each
 # component's gate moved off and on BENCH_REPEAT times on that cluster, then
