@@ -91,7 +91,10 @@ report() {
 	fi
 }
 echo "interrupt-check $stage: SIGINT ${at}s into the run; make exited $rc after ${took}s"
-report containers "$(comm -13 <(echo "$before_c") <(containers); docker ps -a --format '{{.Names}}' | grep -x "$name-control-plane\|$name-worker" || true)"
+# The cluster a run made must be gone; an existing one stays (its driver must not).
+own=""
+[ -n "$existing" ] || own=$(docker ps -a --format '{{.Names}}' | grep -x "$name-control-plane\|$name-worker" || true)
+report containers "$(comm -13 <(echo "$before_c") <(containers))$own"
 report mounts "$(comm -13 <(echo "$before_m") <(mounts))"
 report processes "$(comm -13 <(echo "$before_p") <(procs))$left_group"
 if [ -n "$existing" ]; then
