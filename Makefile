@@ -15,6 +15,9 @@ K8S_VERSION  ?= 1.35
 K8S_VERSIONS ?= $(K8S_VERSION)
 PROFILE      ?= default
 FEATURES     ?= defaults
+TESTDRIVER_IMAGE ?=
+REGISTRY     ?=
+REGISTRY_PORT ?= 5001
 LABELS       ?=
 FOCUS        ?=
 SKIP         ?=
@@ -44,7 +47,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test preflight e2e e2e-release bench node-image testdriver-image cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -77,6 +80,37 @@ node-image: docker-up e2e-tools e2e-cli
 testdriver-image:
 	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver
 
+# testdriver-push builds the driver and workload image and pushes it to
+# REGISTRY (host/path); its last line is the pushed reference, pinned by
+# digest, for TESTDRIVER_IMAGE.
+testdriver-push:
+	@[ -n "$(REGISTRY)" ] || { echo "testdriver-push: give REGISTRY=host/path (for example localhost:$(REGISTRY_PORT)/dra after make registry-up)" >&2; exit 2; }
+	@go run ./testdriver/cmd/testdriver-push --registry '$(REGISTRY)' --out $(OUT)/testdriver
+
+# registry-up serves an OCI registry on this machine, the CNCF distribution
+# registry built from its Go module (a tool of go.mod), on every address at
+# REGISTRY_PORT so that kind's nodes reach it at their network's gateway;
+# registry-down stops it. Its data stays under _output/registry.
+registry-up:
+	@mkdir -p $(OUT)/registry $(BIN); \
+	if [ -f $(OUT)/registry/pid ] && kill -0 "$$(cat $(OUT)/registry/pid)" 2>/dev/null; then echo "registry-up: serving already on localhost:$(REGISTRY_PORT)"; exit 0; fi; \
+	go build -o $(BIN)/registry github.com/distribution/distribution/v3/cmd/registry; \
+	REGISTRY_HTTP_ADDR=0.0.0.0:$(REGISTRY_PORT) REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(OUT)/registry/data \
+	  setsid $(BIN)/registry serve hack/registry.yml > $(OUT)/registry/registry.log 2>&1 < /dev/null & echo $$! > $(OUT)/registry/pid; \
+	for i in $$(seq 1 30); do \
+	  if curl -fsS -o /dev/null http://localhost:$(REGISTRY_PORT)/v2/; then echo "registry-up: serving on localhost:$(REGISTRY_PORT) (log: $(OUT)/registry/registry.log)"; exit 0; fi; \
+	  kill -0 "$$(cat $(OUT)/registry/pid)" 2>/dev/null || break; sleep 1; \
+	done; \
+	echo "registry-up: the registry did not answer on localhost:$(REGISTRY_PORT) (see $(OUT)/registry/registry.log)" >&2; exit 1
+
+# registry-e2e: the driver specs with the driver image pulled from a
+# registry on this machine, and the proof that the nodes pulled it.
+registry-e2e: docker-up e2e-cli
+	@bash hack/registry-e2e.sh
+
+registry-down:
+	@if [ -f $(OUT)/registry/pid ]; then kill "$$(cat $(OUT)/registry/pid)" 2>/dev/null || true; rm -f $(OUT)/registry/pid; echo "registry-down: stopped"; fi
+
 cluster-up: docker-up e2e-tools e2e-cli
 	$(BIN)/e2e-cluster up --release $(K8S_VERSION) --profile $(PROFILE) --features $(FEATURES) --name $(CLUSTER_NAME) --source $(NODE_IMAGE) --out $(OUT) \
 	  --kubeconfig $(OUT)/kubeconfig-$(CLUSTER_NAME)
@@ -87,7 +121,7 @@ cluster-down: e2e-cli
 # preflight refuses a bad variable in seconds, before anything is installed or built.
 preflight:
 	@go build -o $(BIN)/preflight ./e2e/cmd/preflight
-	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --labels '$(LABELS)' \
+	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --testdriver-image '$(TESTDRIVER_IMAGE)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
 	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' $(EXISTING)
@@ -127,7 +161,8 @@ e2e-release: e2e-cli
 	  printf 'next release node image %s\t%s\n' "$$upgrade" "$$(ms $$t)" >> $$timeline; \
 	fi; \
 	t=$$(date +%s%N); \
-	read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); \
+	if [ -n "$(TESTDRIVER_IMAGE)" ]; then tag='$(TESTDRIVER_IMAGE)' archive=; \
+	else read -r tag archive < <(go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver); fi; \
 	printf 'test driver image %s\t%s\n' "$$tag" "$$(ms $$t)" >> $$timeline; \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
@@ -136,7 +171,7 @@ e2e-release: e2e-cli
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
-	  --testdriver-archive=$$archive --testdriver-tag=$$tag --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
+	  --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)' --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
 	  --timeline-file=$$timeline \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster) \
 	  2>&1 | ($(TEE) $(ARTIFACTS)/$(K8S_VERSION)/e2e.log)

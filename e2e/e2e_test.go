@@ -70,6 +70,7 @@ func init() {
 	flag.StringVar(&cfg.ClusterName, "cluster-name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
 	flag.StringVar(&cfg.NodeImage, "node-image", envOr("NODE_IMAGE", "auto"), "node image: auto, pull, build, or an image reference")
 	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
+	flag.StringVar(&cfg.TestdriverImage, "testdriver-image", envOr("TESTDRIVER_IMAGE", ""), "a pushed test driver image the nodes pull (instead of loading an archive)")
 	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
 	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
 	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")

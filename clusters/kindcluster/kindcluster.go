@@ -39,6 +39,9 @@ type Options struct {
 	Progress       io.Writer // one line per action
 	// Keep leaves a cluster that failed to come up in place for debugging.
 	Keep bool
+	// LocalRegistries are registries on this machine's loopback
+	// ("localhost:5001") the nodes pull from (registry.go).
+	LocalRegistries []string
 }
 
 // Cluster is a live kind cluster the suite made or attached to.
@@ -104,6 +107,9 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(o.LocalRegistries) > 0 {
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, registryConfigPath)
+	}
 	raw, err := profile.YAML(cfg)
 	if err != nil {
 		return nil, err
@@ -133,6 +139,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 				cluster.CreateWithDisplaySalutation(false))
 		}},
 		{"client", func(ctx context.Context, c *Cluster) error { return c.connect() }},
+		{"local registries", func(ctx context.Context, c *Cluster) error { return c.pointAtLocalRegistries(o.LocalRegistries) }},
 		{"pod network", installPodNetwork},
 		{"nodes ready", waitNodesReady},
 		{"system pods running", waitSystemPods},

@@ -44,10 +44,13 @@ type Config struct {
 	// empty builds it from RepoRoot.
 	TestdriverArchive string
 	TestdriverTag     string
-	RepoRoot          string
-	OutputDir         string
-	Artifacts         string
-	KeepCluster       bool
+	// TestdriverImage is a pushed driver and workload image (make
+	// testdriver-push) the nodes pull instead of an archive loaded into them.
+	TestdriverImage string
+	RepoRoot        string
+	OutputDir       string
+	Artifacts       string
+	KeepCluster     bool
 	// UpgradeNodeImage is the next release's node image, the source of the
 	// in-place upgrade spec; empty skips that spec.
 	UpgradeNodeImage string
@@ -151,8 +154,13 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		sh.NodeVersion = rel.Version
 		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img.Ref, rel.GitVersion())
 		t := time.Now()
+		var registries []string
+		if host := kindcluster.LocalRegistryHost(cfg.TestdriverImage); host != "" {
+			registries = append(registries, host)
+		}
 		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img.Ref,
-			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster})
+			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster,
+			LocalRegistries: registries})
 		if err != nil {
 			return sh, err
 		}
@@ -180,7 +188,11 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	}
 
 	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
-	if built.Archive == "" {
+	if cfg.TestdriverImage != "" {
+		// From a registry: every node pulls it when a pod first needs it.
+		built = image.Built{Tag: cfg.TestdriverImage}
+		fmt.Fprintf(progress, "testdriver: image %s, pulled by the nodes from its registry\n", built.Tag)
+	} else if built.Archive == "" {
 		t := time.Now()
 		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
 			return sh, err
@@ -188,7 +200,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
 		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image build", t))
 	}
-	if c != nil {
+	if c != nil && built.Archive != "" {
 		t := time.Now()
 		if err := c.LoadImageArchive(built.Archive); err != nil {
 			return sh, err

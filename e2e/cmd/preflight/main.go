@@ -23,6 +23,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/labels"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+	"github.com/kep5018/adminaccess-conformance/testdriver/push"
 )
 
 func main() {
@@ -31,6 +32,7 @@ func main() {
 	fs.StringVar(&a.releases, "releases", release.Default, "K8S_VERSIONS: releases, separated by spaces")
 	fs.StringVar(&a.profile, "profile", "default", "PROFILE")
 	fs.StringVar(&a.features, "features", release.DefaultSet, "FEATURES: the cluster's DRA feature set")
+	fs.StringVar(&a.testdriverImage, "testdriver-image", "", "TESTDRIVER_IMAGE: a pushed test driver image")
 	fs.StringVar(&a.labels, "labels", "", "LABELS: a Ginkgo label filter")
 	fs.StringVar(&a.focus, "focus", "", "FOCUS: a regular expression")
 	fs.StringVar(&a.skip, "skip", "", "SKIP: a regular expression")
@@ -58,7 +60,7 @@ func main() {
 
 type args struct {
 	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
-	keepCluster, upgrade, timeout, procs                                                               string
+	keepCluster, upgrade, timeout, procs, testdriverImage                                              string
 }
 
 // clusterNames are the clusters the run will create: CLUSTER_NAME, or with
@@ -82,6 +84,16 @@ var kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // check returns one line per bad argument.
 func (a args) check(ctx context.Context) []string {
 	out := a.checkArgs()
+	if a.testdriverImage != "" {
+		// Before anything is built: a reference that does not resolve, or a
+		// registry that does not answer, fails here in one line.
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := push.Resolve(ctx, a.testdriverImage)
+		cancel()
+		if err != nil {
+			out = append(out, "TESTDRIVER_IMAGE: "+err.Error())
+		}
+	}
 	if a.kubeconfig != "" {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
