@@ -6,7 +6,8 @@
 # mounts, processes of the run's kinds, and, against an existing cluster, the
 # driver's namespaces. It exits 1 when anything was left.
 #
-#   build     the offline node image build (K8S_VERSION=1.34, built with NODE_IMAGE=build)
+#   build     the offline node image build, compiling (K8S_VERSION=1.34, NODE_IMAGE=build)
+#   assemble  the same build, its privileged build container running (minutes in)
 #   create    kind creating the cluster (its control-plane container exists)
 #   specs     the specs (the first has finished)
 #   upgrade   the in-place upgrade (kube-apiserver's manifest names the next release)
@@ -15,7 +16,7 @@
 # Needs Docker up (make docker-up) and the node images the stage boots
 # (NODE_IMAGE=present); one cluster at a time, as every run here.
 set -uo pipefail
-stage=${1:?usage: hack/interrupt-check.sh build|create|specs|upgrade|existing}
+stage=${1:?usage: hack/interrupt-check.sh build|assemble|create|specs|upgrade|existing}
 cd "$(dirname "$0")/.."
 name=ic-$stage
 log=${LOG_DIR:-_output/interrupt}/$stage.log
@@ -23,7 +24,7 @@ mkdir -p "$(dirname "$log")"
 args=(K8S_VERSION=1.35 NODE_IMAGE=present UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage")
 existing=""
 case $stage in
-build) args=(K8S_VERSION=1.34 NODE_IMAGE=build UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
+build | assemble) args=(K8S_VERSION=1.34 NODE_IMAGE=build UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
 create | specs) ;;
 upgrade) args=(K8S_VERSION=1.35 NODE_IMAGE=present UPGRADE_NODE_IMAGE=present LABELS=upgrade CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
 existing)
@@ -61,6 +62,7 @@ pgid=$(ps -o pgid= "$pid" | tr -d ' ')
 reached() {
 	case $stage in
 	build) grep -q 'node-image: building' "$log" && sleep 20 ;;
+	assemble) docker ps --format '{{.Names}}' | grep -q '^kind-e2e-build-' && sleep 5 ;;
 	create) docker inspect "$name-control-plane" >/dev/null 2>&1 && sleep 10 ;;
 	specs | existing) grep -q ' passed, ' "$log" ;;
 	upgrade) docker exec "$name-control-plane" grep -q 'image: .*v1\.36' /etc/kubernetes/manifests/kube-apiserver.yaml 2>/dev/null ;;
