@@ -69,14 +69,15 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 	}
 	c.logf("%s: feature set %s", profile.Scheduler, set.Name)
 	wait := func(comp profile.Component, oldHash string, _ []byte) error {
-		return c.waitComponent(ctx, cp, comp, oldHash, "with --feature-gates="+nodeconfig.FormatGates(want), false, func(p process) (bool, string) {
-			args := strings.Fields(p.Command)
-			got, err := nodeconfig.CommandGates(args)
-			if err != nil {
-				return false, err.Error()
-			}
-			return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
-		})
+		return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: "with --feature-gates=" + nodeconfig.FormatGates(want),
+			inForce: func(p process) (bool, string) {
+				args := strings.Fields(p.Command)
+				got, err := nodeconfig.CommandGates(args)
+				if err != nil {
+					return false, err.Error()
+				}
+				return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
+			}})
 	}
 	err = c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.Scheduler: edited}, wait)
 	return time.Since(start), err

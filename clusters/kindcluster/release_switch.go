@@ -195,9 +195,8 @@ func absent(want, have []string) []string {
 func (c *Cluster) waitVersion(ctx context.Context, cp nodes.Node, to release.Release, what string) waitFunc {
 	want := "Kubernetes " + to.GitVersion()
 	return func(comp profile.Component, oldHash string, _ []byte) error {
-		return c.waitComponent(ctx, cp, comp, oldHash, what, true, func(p process) (bool, string) {
-			return p.Version == want, ""
-		})
+		return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: what, withVersion: true,
+			inForce: func(p process) (bool, string) { return p.Version == want, "" }})
 	}
 }
 

@@ -156,9 +156,8 @@ func (c *Cluster) effective(gates map[string]bool) bool {
 // waitGate waits until comp serves with the gate flag set to enable.
 func (c *Cluster) waitGate(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash string, enable bool) error {
 	want := fmt.Sprintf("%s=%t", release.Gate, enable)
-	return c.waitComponent(ctx, cp, comp, oldHash, "with "+want, false, func(p process) (bool, string) {
-		return strings.Contains(p.Command, want), ""
-	})
+	return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: "with " + want,
+		inForce: func(p process) (bool, string) { return strings.Contains(p.Command, want), "" }})
 }
 
 const configHash = "kubernetes.io/config.hash"

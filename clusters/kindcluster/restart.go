@@ -1,23 +1,19 @@
 package kindcluster
 
+// The restart sequence: how a control-plane component is replaced with a new
+// manifest, fast, and waited for (restartStaticPods and its steps).
+
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
@@ -43,82 +39,6 @@ import (
 // pollInterval is how often a restart step looks again: each look is one
 // `docker exec`, about 0.1 s.
 const pollInterval = 250 * time.Millisecond
-
-// healthURL is the endpoint, inside the control-plane node, where each
-// component says it serves; all allow anonymous reads (kubeadm's defaults).
-var healthURL = map[profile.Component]string{
-	profile.APIServer:         "https://127.0.0.1:" + apiServerPort + "/readyz",
-	profile.ControllerManager: "https://127.0.0.1:10257/healthz",
-	profile.Scheduler:         "https://127.0.0.1:10259/healthz",
-}
-
-func manifestPath(comp profile.Component) string {
-	return "/etc/kubernetes/manifests/" + string(comp) + ".yaml"
-}
-
-func readFile(n nodes.Node, path string) ([]byte, error) {
-	var out bytes.Buffer
-	if err := n.Command("cat", path).SetStdout(&out).Run(); err != nil {
-		return nil, fmt.Errorf("reading %s on %s: %w", path, n, err)
-	}
-	return out.Bytes(), nil
-}
-
-// readManifests reads the control-plane components' manifests, in one
-// command on the node.
-func readManifests(cp nodes.Node) (map[profile.Component][]byte, error) {
-	var paths []string
-	for _, comp := range profile.ControlPlane {
-		paths = append(paths, manifestPath(comp))
-	}
-	out, err := run(cp, `for f; do base64 -w0 "$f" || exit 1; echo; done`, paths...)
-	if err != nil {
-		return nil, fmt.Errorf("reading %v on %s: %w: %s", paths, cp, err, out)
-	}
-	lines := strings.Split(out, "\n")
-	if len(lines) != len(paths) {
-		return nil, fmt.Errorf("reading %v on %s: %d files in the answer", paths, cp, len(lines))
-	}
-	manifests := map[profile.Component][]byte{}
-	for i, comp := range profile.ControlPlane {
-		if manifests[comp], err = base64.StdEncoding.DecodeString(lines[i]); err != nil {
-			return nil, fmt.Errorf("reading %s on %s: %w", paths[i], cp, err)
-		}
-	}
-	return manifests, nil
-}
-
-// writeFile replaces a file atomically: staged, then moved over it.
-func writeFile(n nodes.Node, path string, data []byte) error {
-	if err := stageFile(n, path, data); err != nil {
-		return err
-	}
-	if _, err := run(n, `mv "$1" "$2"`, stagingPath(path), path); err != nil {
-		return fmt.Errorf("writing %s on %s: %w", path, n, err)
-	}
-	return nil
-}
-
-// stageFile writes the next contents of path beside it, at stagingPath,
-// outside the kubelet's manifest folder so it never sees a half-written pod.
-func stageFile(n nodes.Node, path string, data []byte) error {
-	if err := n.Command("sh", "-c", `cat > "$0"`, stagingPath(path)).SetStdin(bytes.NewReader(data)).Run(); err != nil {
-		return fmt.Errorf("staging %s on %s: %w", path, n, err)
-	}
-	return nil
-}
-
-func stagingPath(path string) string {
-	return "/etc/kubernetes/." + strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "_") + ".new"
-}
-
-// run runs a shell script on the node and returns its trimmed output.
-func run(n nodes.Node, script string, args ...string) (string, error) {
-	var out bytes.Buffer
-	cmd := append([]string{"-c", script, "sh"}, args...)
-	err := n.Command("sh", cmd...).SetStdout(&out).SetStderr(&out).Run()
-	return strings.TrimSpace(out.String()), err
-}
 
 // replaceStaticPods gives each component its new manifest and returns once
 // the old processes are gone and the new manifests are in the kubelet's
@@ -410,50 +330,6 @@ func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifest
 	return waitAll(manifests, before, wait)
 }
 
-// mirrorPods are the components' mirror pods as read before a restart; a
-// component whose mirror pod could not be read has none.
-type mirrorPods map[profile.Component]*corev1.Pod
-
-// hash is comp's mirror pod's config hash before the restart, or "".
-func (m mirrorPods) hash(comp profile.Component) string {
-	if pod := m[comp]; pod != nil {
-		return pod.Annotations[configHash]
-	}
-	return ""
-}
-
-// quickRead bounds a request made where kube-apiserver may be down. client-go
-// retries a GET whose connection ends without an answer ten times, a second
-// apart, and that is what a kube-apiserver that is down gives through kind's
-// published port (the port's proxy accepts, then closes): after the GA lock
-// spec's refused flag, reading three mirror pods one by one took 30 s of a
-// 34 s restore. A serving kube-apiserver answers such a request in well
-// under a second.
-const quickRead = 3 * time.Second
-
-// readMirrorPods reads the components' mirror pods before a restart, in one
-// request. Where kube-apiserver does not answer (a component refusing its
-// flags, a failed move) there are none to read: the restart goes on
-// without them, and says so.
-func (c *Cluster) readMirrorPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) mirrorPods {
-	pods := mirrorPods{}
-	ctx, cancel := context.WithTimeout(ctx, quickRead)
-	defer cancel()
-	list, err := c.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + cp.String()})
-	if err != nil {
-		c.logf("mirror pods not read, the restart goes on without them: %v", err)
-		return pods
-	}
-	for i := range list.Items {
-		for comp := range manifests {
-			if list.Items[i].Name == string(comp)+"-"+cp.String() {
-				pods[comp] = &list.Items[i]
-			}
-		}
-	}
-	return pods
-}
-
 // waitAll waits for each component of manifests, in profile.ControlPlane
 // order.
 func waitAll(manifests map[profile.Component][]byte, before mirrorPods, wait waitFunc) error {
@@ -549,16 +425,6 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	return waitAll(others, before, wait)
 }
 
-// deleteMirrorPods deletes comps' mirror pods read before the restart (by
-// UID: a pod the kubelet has replaced meanwhile stays).
-func (c *Cluster) deleteMirrorPods(ctx context.Context, before mirrorPods, comps []profile.Component) {
-	for _, comp := range comps {
-		if pod := before[comp]; pod != nil {
-			c.deleteStaleMirrorPod(ctx, pod)
-		}
-	}
-}
-
 // startWithKubeletRestart restarts the control-plane node's kubelet with
 // comps' staged manifests moved into its folder while it is stopped.
 func (c *Cluster) startWithKubeletRestart(ctx context.Context, cp nodes.Node, comps []profile.Component) error {
@@ -577,212 +443,3 @@ if [ -z "$p" ]; then p=$(sed -n 's/^0:://p' /proc/$pid/cgroup); root=/sys/fs/cgr
 done; true`
 
 func parkedPath(comp profile.Component) string { return "/etc/kubernetes/." + string(comp) + ".parked" }
-
-// process is what the control-plane node shows of a component's process.
-type process struct {
-	PID     string
-	Command string // the command line, arguments separated by spaces
-	Version string // the binary's --version output, when asked for
-	Health  string // the health endpoint's answer ("ok" when it serves)
-}
-
-// brief is String with the health endpoint's answer cut to whether it
-// serves and, if not, its first failed check: a progress line per change.
-func (p process) brief() string {
-	switch {
-	case p.PID == "":
-		return "no process"
-	case p.Health == "ok":
-		return "pid " + p.PID + ", serving"
-	case p.Health == "":
-		return "pid " + p.PID + ", no answer"
-	}
-	for _, line := range strings.Split(p.Health, "\n") {
-		if strings.HasPrefix(line, "[-]") {
-			return "pid " + p.PID + ", not ready: " + line
-		}
-	}
-	return "pid " + p.PID + ", not ready"
-}
-
-func (p process) String() string {
-	if p.PID == "" {
-		return "no process"
-	}
-	s := "pid " + p.PID + ", health " + p.Health
-	if p.Version != "" {
-		s += ", " + p.Version
-	}
-	return s
-}
-
-const probeScript = `pid=$(pgrep -o -f "^$1 ") || exit 0
-echo "$pid"
-tr '\0' ' ' < /proc/$pid/cmdline; echo
-if [ "$3" = version ]; then /proc/$pid/exe --version 2>&1 | head -n 1; else echo; fi
-curl -sk --max-time 2 "$2" | head -c 200; echo`
-
-// probe reads comp's process on the node; withVersion also runs its binary's
-// --version (about 0.1 s more).
-func probe(n nodes.Node, comp profile.Component, withVersion bool) process {
-	flag := ""
-	if withVersion {
-		flag = "version"
-	}
-	out, _ := run(n, probeScript, string(comp), healthURL[comp], flag)
-	lines := strings.SplitN(out, "\n", 4)
-	for len(lines) < 4 {
-		lines = append(lines, "")
-	}
-	return process{PID: lines[0], Command: strings.TrimSpace(lines[1]), Version: strings.TrimSpace(lines[2]), Health: strings.TrimSpace(lines[3])}
-}
-
-// waitComponent waits until comp runs a process that inForce accepts, that
-// process answers on its health endpoint, a read of its mirror pod succeeds
-// (for kube-apiserver: and RBAC grants kube-scheduler's watch, see
-// rbacNotReady), and (but for kube-apiserver) the kubelet has published the
-// new mirror pod (config hash other than oldHash), which port-forwards to
-// its metrics need; on the way it deletes a stale mirror pod and
-// kube-controller-manager's stale lease. kube-apiserver's wait lifts the
-// hold on its clients when it ends, served or not. It ends when the component
-// serves on its new configuration, not when its pod is marked Ready (for
-// the controller manager and the scheduler that is a startup probe 10 s
-// later). A component that refuses the change fails here with its own last
-// log lines.
-func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash, what string, withVersion bool, inForce func(process) (bool, string)) error {
-	podName := string(comp) + "-" + cp.String()
-	if comp == profile.APIServer {
-		defer liftHold(cp)
-	}
-	var seen, logged string
-	var last process
-	leaseChecked := false
-	check := func(ctx context.Context) (bool, error) {
-		p := probe(cp, comp, withVersion)
-		last = p
-		seen = p.brief()
-		if p.PID == "" {
-			return false, nil
-		}
-		ok, more := inForce(p)
-		if more != "" {
-			seen += ", " + more
-		}
-		if !ok || p.Health != "ok" {
-			return false, nil
-		}
-		pod, err := c.Client.CoreV1().Pods("kube-system").Get(ctx, podName, metav1.GetOptions{})
-		if err != nil {
-			// A request failed: a new kube-apiserver is not serving yet,
-			// whatever its /readyz said.
-			seen += ", reading its mirror pod: " + err.Error()
-			return false, nil
-		}
-		if comp == profile.ControllerManager && !leaseChecked {
-			leaseChecked = true
-			c.releaseStaleLease(ctx, cp, p.PID)
-		}
-		if comp == profile.APIServer {
-			// The suite's own requests are system:masters, which skips RBAC.
-			// A new kube-apiserver has been seen to refuse the other
-			// components' watches (403) while its RBAC cache fills, and each
-			// refusal lengthens their client's back-off: the move ends only
-			// when RBAC grants what kube-scheduler needs.
-			if why := c.rbacNotReady(ctx); why != "" {
-				seen += ", " + why
-				return false, nil
-			}
-		}
-		// kube-apiserver's own mirror pod follows when the kubelet next
-		// syncs (nothing in the suite reads it); the other components'
-		// are needed at once, for port-forwards to their metrics.
-		if hash := pod.Annotations[configHash]; comp != profile.APIServer && hash == oldHash {
-			seen += ", mirror pod still of the old manifest"
-			c.deleteStaleMirrorPod(ctx, pod)
-			return false, nil
-		}
-		seen = "serves " + what
-		return true, nil
-	}
-	start := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
-		done, err := check(ctx)
-		// Each change in what the wait sees is a progress line: a slow
-		// move then says which step took its time.
-		if seen != logged {
-			c.logf("%s, +%s: %s", comp, elapsed(start), seen)
-			logged = seen
-		}
-		return done, err
-	})
-	if err != nil {
-		return fmt.Errorf("%s did not come back %s within %s (last seen: %s; %s); its last log lines:\n%s",
-			comp, what, SwitchTimeout, seen, last, c.componentLog(cp, comp))
-	}
-	return nil
-}
-
-// rbacNotReady says why kube-apiserver's authorizer does not yet grant
-// kube-scheduler a watch of pods (a SubjectAccessReview), or "".
-func (c *Cluster) rbacNotReady(ctx context.Context) string {
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:               "system:kube-scheduler",
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"},
-	}}
-	got, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-	switch {
-	case err != nil:
-		return "reviewing kube-scheduler's access: " + err.Error()
-	case !got.Status.Allowed:
-		return "RBAC does not yet let kube-scheduler watch pods (" + got.Status.Reason + ")"
-	}
-	return ""
-}
-
-// deleteStaleMirrorPod deletes a mirror pod of a component's old manifest
-// once the new process serves. The kubelet replaces it itself only when its
-// own watch of pods has seen it: a mirror pod the kubelet published while
-// that watch was in back-off (after a kube-apiserver restart) is unknown to
-// it, its create of the new one then fails with AlreadyExists, and the move
-// waited until the watch came back (49 s seen on 1.33). With the old one
-// gone, the kubelet's next sync (10 s at most, see the suite's kubelet
-// configuration) publishes the new one. The UID precondition spares a pod
-// the kubelet has replaced meanwhile.
-func (c *Cluster) deleteStaleMirrorPod(ctx context.Context, pod *corev1.Pod) {
-	c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: ptr.To(int64(0)),
-		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
-	})
-}
-
-// releaseStaleLease deletes kube-controller-manager's leader-election lease
-// when a process older than the running one (pid) took it: killed, that
-// process could not give it up, and the new one would wait for it to expire
-// (15 s, kubeadm's default) before any controller acts; with it gone, the new
-// one takes it at once. A lease acquired at or after the new process's start
-// (seconds, rounded down) is its own and is left alone, as is one that
-// changed since it was read (resourceVersion precondition).
-func (c *Cluster) releaseStaleLease(ctx context.Context, cp nodes.Node, pid string) {
-	// ps reads the start from the kernel's process table (a /proc folder's
-	// own time is when it was first looked at, not when the process began).
-	started, err := run(cp, `date -d "$(ps -o lstart= -p "$1")" +%s`, pid)
-	if err != nil {
-		return
-	}
-	sec, err := strconv.ParseInt(started, 10, 64)
-	if err != nil {
-		return
-	}
-	leases := c.Client.CoordinationV1().Leases("kube-system")
-	lease, err := leases.Get(ctx, string(profile.ControllerManager), metav1.GetOptions{})
-	if err != nil || !takenBefore(lease, time.Unix(sec, 0)) {
-		return
-	}
-	leases.Delete(ctx, lease.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &lease.ResourceVersion}})
-}
-
-// takenBefore says whether lease was acquired before start: by a process
-// older than one started then.
-func takenBefore(lease *coordinationv1.Lease, start time.Time) bool {
-	return lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.Time.Before(start)
-}
