@@ -47,7 +47,7 @@ var defects = []Defect{{
 	Issue:      DefectAdminConsumesCounters,
 	Title:      "DRA: AdminAccess consumes counters",
 	Minors:     []string{"1.35", "1.36", "1.37"},
-	SeenAt:     []string{"1.35.4", "1.36.3"},
+	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"stable", "incubating", "experimental"},
 	Outcome: "the admin-access claim for a partitionable device whose counters an ordinary claim has used up " +
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
