@@ -113,6 +113,12 @@ func run(ctx context.Context, args []string) error {
 			fmt.Printf("%-24s %s\n", n, p.Description)
 		}
 		return nil
+	case "features":
+		for _, n := range rel.SetNames() {
+			s, _ := rel.Set(n)
+			fmt.Printf("%-10s %s\n", n, s.Description)
+		}
+		return nil
 	case "node-image":
 		img, err := images.NodeImage(ctx, rel)
 		if err != nil {
@@ -200,7 +206,7 @@ func run(ctx context.Context, args []string) error {
 	case "export-logs":
 		return kindcluster.ExportLogs(*name, *dir)
 	}
-	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles", "upgrade-image", "switch-release"}, ", "))}
+	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles", "features", "upgrade-image", "switch-release"}, ", "))}
 }
 
 func envOr(key, def string) string {
