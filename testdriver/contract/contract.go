@@ -84,6 +84,10 @@ const DriverName = "testdriver.e2e.adminaccess.example.com"
 // PlainDevices is how many plain devices DriverName publishes per node.
 const PlainDevices = 4
 
+// Namespace is where the bundled driver is installed; a feature group's
+// instance goes to Namespace-<layout>.
+const Namespace = "dra-testdriver"
+
 // Layout is the shape of what one driver instance publishes on each node.
 // The suite's own driver is always LayoutPlain, so every existing spec sees
 // the same devices; a feature group installs a second instance, under a name

@@ -109,7 +109,7 @@ func Existing(labels map[string]string, found bool) Found {
 // Defaults fills what was left empty.
 func (o Options) Defaults() Options {
 	if o.Namespace == "" {
-		o.Namespace = "dra-testdriver"
+		o.Namespace = contract.Namespace
 	}
 	if o.DriverName == "" {
 		o.DriverName = contract.DriverName
