@@ -11,7 +11,8 @@
 # Best effort: what cannot be installed is named, and the run goes on.
 set -uo pipefail
 missing=()
-command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# debootstrap lives in /usr/sbin, which a user's PATH may lack.
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 if [ "${1:-all}" != e2e ] && ! command -v chromium-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
   missing+=(chromium-headless-shell)
 fi
