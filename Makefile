@@ -182,7 +182,7 @@ e2e-release: e2e-cli
 # deleted at the end, unless KEEP_CLUSTER=1.
 bench: preflight docker-up e2e-tools e2e-cli
 	@rc=0; $(MAKE) --no-print-directory e2e-release KEEP_CLUSTER=1 ARTIFACTS=$(ARTIFACTS)/bench || rc=$$?; \
-	go run ./e2e/cmd/bench --report $(ARTIFACTS)/bench/$(K8S_VERSION)/report.json --cluster $(CLUSTER_NAME) \
+	go run ./e2e/cmd/bench --report $(ARTIFACTS)/bench/$(K8S_VERSION)/report.json --cluster $(CLUSTER_NAME) --features $(FEATURES) \
 	  --release $(K8S_VERSION) --repeat $(BENCH_REPEAT) --out $(ARTIFACTS)/bench/$(K8S_VERSION)/bench.md || rc=1; \
 	$(if $(filter 1,$(KEEP_CLUSTER)),echo "bench: cluster $(CLUSTER_NAME) kept (KEEP_CLUSTER=1)",$(BIN)/e2e-cluster down --name $(CLUSTER_NAME)); exit $$rc
 

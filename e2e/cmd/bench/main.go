@@ -33,6 +33,7 @@ func main() {
 	cluster := flag.String("cluster", "", "a kept cluster of the release to time gate moves on (none: the reports alone)")
 	kubeconfig := flag.String("kubeconfig", "", "that cluster's kubeconfig (default: kind's)")
 	rel := flag.String("release", release.Default, "the release of the cluster")
+	features := flag.String("features", release.DefaultSet, "the cluster's DRA feature set (FEATURES): under another set than the defaults no feature-set move is timed, as the moves start from the defaults")
 	repeat := flag.Int("repeat", 3, "gate moves off and on per component")
 	out := flag.String("out", "", "also write the table here")
 	flag.Usage = func() {
@@ -44,13 +45,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(files, *cluster, *kubeconfig, *rel, *repeat, *out); err != nil {
+	if err := run(files, *cluster, *kubeconfig, *rel, *features, *repeat, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string, cluster, kubeconfig, relName string, repeat int, out string) error {
+func run(files []string, cluster, kubeconfig, relName, features string, repeat int, out string) error {
 	s := newSamples()
 	for _, f := range files {
 		r, err := report.Read(f)
@@ -61,7 +62,7 @@ func run(files []string, cluster, kubeconfig, relName string, repeat int, out st
 	}
 	note := ""
 	if cluster != "" {
-		n, err := timeMoves(s, cluster, kubeconfig, relName, repeat)
+		n, err := timeMoves(s, cluster, kubeconfig, relName, features, repeat)
 		if err != nil {
 			return err
 		}
@@ -79,8 +80,8 @@ func run(files []string, cluster, kubeconfig, relName string, repeat int, out st
 // kept cluster (where the gate is not locked), and moves kube-scheduler to
 // each other DRA feature set of the release and back as often; each move ends
 // when the component serves on its new flags.
-func timeMoves(s *samples, cluster, kubeconfig, relName string, repeat int) (string, error) {
-	rel, err := release.Get(relName)
+func timeMoves(s *samples, cluster, kubeconfig, relName, features string, repeat int) (string, error) {
+	rel, err := release.Resolve(relName, features)
 	if err != nil {
 		return "", err
 	}
