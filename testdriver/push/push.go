@@ -3,6 +3,11 @@
 // instead of having an archive loaded into them (a vendor's cluster, CI
 // with a registry). It uses go-containerregistry; the archive is the one
 // testdriver/image writes.
+//
+// Plain HTTP is used only for a registry on a loopback or private address
+// (localhost, 127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16, fc00::/7);
+// every other registry is reached over HTTPS, and a redirect to plain HTTP
+// elsewhere is refused.
 package push
 
 import (
@@ -10,49 +15,131 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// nameOptions allow plain HTTP only where no one else can listen: a
-// registry on a loopback or private address. Any other is HTTPS.
-func nameOptions(ref string) []name.Option {
-	host, _, _ := strings.Cut(ref, "/")
+// plainHTTPAllowed says whether host ("h", "h:port", "[v6]" or
+// "[v6]:port") is on a loopback or private address.
+func plainHTTPAllowed(host string) bool {
 	h := host
 	if hh, _, err := net.SplitHostPort(host); err == nil {
 		h = hh
+	} else {
+		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 	}
-	if h == "localhost" {
-		return []name.Option{name.Insecure}
+	if strings.EqualFold(h, "localhost") {
+		return true
 	}
-	if ip := net.ParseIP(h); ip != nil && (ip.IsLoopback() || ip.IsPrivate()) {
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsPrivate())
+}
+
+// nameOptions mark a reference's registry insecure (plain HTTP allowed)
+// when it is on a loopback or private address.
+func nameOptions(ref string) []name.Option {
+	host, _, _ := strings.Cut(ref, "/")
+	if plainHTTPAllowed(host) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
 }
 
+// errPlainHTTP is returned by httpsOnly for a plain-HTTP request to a host
+// that is not loopback or private.
+type errPlainHTTP struct{ host string }
+
+func (e errPlainHTTP) Error() string {
+	return fmt.Sprintf("plain HTTP to %s refused: only a registry on a loopback or private address may be reached without TLS", e.host)
+}
+
+// httpsOnly refuses plain HTTP except to loopback and private addresses.
+// go-containerregistry itself falls back to HTTP for a few more names
+// (*.local); this keeps to the rule above, redirects included.
+type httpsOnly struct{ next http.RoundTripper }
+
+func (t httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "https" && !plainHTTPAllowed(req.URL.Host) {
+		return nil, errPlainHTTP{req.URL.Host}
+	}
+	return t.next.RoundTrip(req)
+}
+
+func remoteOptions(ctx context.Context) []remote.Option {
+	return []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(authn.DefaultKeychain),
+		remote.WithTransport(httpsOnly{remote.DefaultTransport}),
+	}
+}
+
+// pathComponent is one component of a repository path, as the OCI
+// distribution spec defines it.
+var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+
 // Reference is where the built image (tag "kind-e2e/testdriver:abc") goes
 // in REGISTRY ("localhost:5001/dra"): "localhost:5001/dra/testdriver:abc".
+// REGISTRY is a registry host with an optional path, or a Docker Hub
+// namespace; a REGISTRY that is no repository prefix is refused in one line.
 func Reference(registry, tag string) (string, error) {
-	registry = strings.TrimSuffix(strings.TrimSpace(registry), "/")
-	if registry == "" || strings.ContainsAny(registry, "@ ") {
-		return "", fmt.Errorf("REGISTRY=%q is not a registry and path such as localhost:5001/dra or registry.example.com/team", registry)
+	prefix := strings.TrimSuffix(strings.TrimSpace(registry), "/")
+	if err := checkPrefix(prefix); err != nil {
+		return "", fmt.Errorf("REGISTRY=%q is not a registry and path such as localhost:5001/dra or registry.example.com/team: %s", registry, err)
 	}
-	if _, err := name.NewRepository(registry+"/testdriver", nameOptions(registry)...); err != nil {
-		return "", fmt.Errorf("REGISTRY=%q is not a registry and path such as localhost:5001/dra or registry.example.com/team: %v", registry, err)
-	}
-	_, version, ok := strings.Cut(tag, ":")
-	if !ok || version == "" {
+	colon := strings.LastIndex(tag, ":")
+	if colon <= strings.LastIndex(tag, "/") || colon == len(tag)-1 {
 		return "", fmt.Errorf("image tag %q has no version", tag)
 	}
-	repo := tag[:len(tag)-len(version)-1]
-	base := repo[strings.LastIndex(repo, "/")+1:]
-	return registry + "/" + base + ":" + version, nil
+	src, err := name.NewTag(tag)
+	if err != nil {
+		return "", fmt.Errorf("image tag %q: %v", tag, err)
+	}
+	repo := src.RepositoryStr()
+	ref := prefix + "/" + repo[strings.LastIndex(repo, "/")+1:] + ":" + src.TagStr()
+	if _, err := name.NewTag(ref, nameOptions(ref)...); err != nil {
+		return "", fmt.Errorf("REGISTRY=%q gives %q, which is not an image reference: %v", registry, ref, err)
+	}
+	return ref, nil
+}
+
+// checkPrefix says what is wrong with a repository prefix, in a few words.
+func checkPrefix(prefix string) error {
+	if prefix == "" {
+		return errors.New("it is empty")
+	}
+	if strings.Contains(prefix, "://") {
+		return errors.New("give no scheme (http:// or https://)")
+	}
+	if strings.ContainsAny(prefix, "@ \t") {
+		return errors.New("it holds a digest or a space")
+	}
+	parts := strings.Split(prefix, "/")
+	if first := parts[0]; strings.ContainsAny(first, ".:") || strings.EqualFold(first, "localhost") || strings.HasPrefix(first, "[") {
+		if _, err := name.NewRegistry(first, name.StrictValidation); err != nil {
+			return fmt.Errorf("%q is not a registry host", first)
+		}
+		parts = parts[1:]
+	}
+	for _, p := range parts {
+		if p == "" {
+			return errors.New("it has an empty path component")
+		}
+		if strings.Contains(p, ":") {
+			return fmt.Errorf("path component %q holds a tag; give the path only", p)
+		}
+		if !pathComponent.MatchString(p) {
+			return fmt.Errorf("path component %q must be lowercase letters and digits, joined by . _ __ or -", p)
+		}
+	}
+	return nil
 }
 
 // Push writes the image tag from the docker-save archive to reference and
@@ -70,39 +157,56 @@ func Push(ctx context.Context, archive, tag, reference string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reference %q: %w", reference, err)
 	}
-	if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return "", fmt.Errorf("pushing %s: %w", reference, err)
-	}
 	digest, err := img.Digest()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("reading %s from %s: %w", tag, archive, err)
+	}
+	if err := remote.Write(dst, img, remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("pushing %s: %s", reference, oneLine(err))
 	}
 	return reference + "@" + digest.String(), nil
 }
 
 // Resolve checks that reference names an image in its registry and returns
-// it pinned by digest. The error says, in one line, whether the registry
-// did not answer or the image is not there.
+// it pinned by digest (a tag is kept: host/path/name:tag@sha256:...). The
+// error names the reference and says, in one line, whether the registry did
+// not answer, is no registry, refused, or has no such image.
 func Resolve(ctx context.Context, reference string) (string, error) {
 	ref, err := name.ParseReference(reference, nameOptions(reference)...)
 	if err != nil {
-		return "", fmt.Errorf("%q is not an image reference: %v", reference, err)
+		return "", fmt.Errorf("%s: not an image reference: %s", reference, oneLine(err))
 	}
-	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	reg := ref.Context().RegistryStr()
+	desc, err := remote.Head(ref, remoteOptions(ctx)...)
 	if err != nil {
 		var te *transport.Error
-		if errors.As(err, &te) && te.StatusCode == 404 {
-			return "", fmt.Errorf("%s: no such image in %s", reference, ref.Context().RegistryStr())
+		var plain errPlainHTTP
+		switch {
+		case errors.As(err, &te) && te.Request != nil && te.Request.URL.Path == "/v2/":
+			return "", fmt.Errorf("%s: %s answers but is not a container registry (HTTP %d on /v2/)", reference, reg, te.StatusCode)
+		case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
+			return "", fmt.Errorf("%s: no such image in the registry %s", reference, reg)
+		case errors.As(err, &te):
+			return "", fmt.Errorf("%s: the registry %s refused it (HTTP %d %s)", reference, reg, te.StatusCode, http.StatusText(te.StatusCode))
+		case errors.As(err, &plain):
+			return "", fmt.Errorf("%s: the registry %s did not answer over HTTPS, and plain HTTP is only for a loopback or private address", reference, reg)
+		default:
+			return "", fmt.Errorf("%s: the registry %s did not answer: %s", reference, reg, oneLine(err))
 		}
-		if errors.As(err, &te) {
-			return "", fmt.Errorf("%s: the registry %s refused it (HTTP %d)", reference, ref.Context().RegistryStr(), te.StatusCode)
-		}
-		return "", fmt.Errorf("%s: the registry %s did not answer: %v", reference, ref.Context().RegistryStr(), firstLine(err.Error()))
 	}
-	return ref.Context().Name() + "@" + desc.Digest.String(), nil
+	return pinned(reference, ref, desc), nil
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// pinned is reference with the digest the registry gave; a reference that
+// names a digest already is returned as it is.
+func pinned(reference string, ref name.Reference, desc *v1.Descriptor) string {
+	if _, ok := ref.(name.Digest); ok {
+		return reference
+	}
+	return reference + "@" + desc.Digest.String()
+}
+
+// oneLine is err's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

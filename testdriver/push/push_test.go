@@ -2,7 +2,11 @@ package push
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -16,30 +20,50 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
 )
 
-// A registry in the test process, on loopback: the push is real HTTP to a
-// real OCI distribution API, and the image is read back from it.
-func TestPushWritesTheArchivesImageAndPinsItsDigest(t *testing.T) {
-	srv := httptest.NewServer(registry.New())
-	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
+// startRegistry serves go-containerregistry's in-process registry on
+// loopback and returns its host:port.
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
 
-	archive := filepath.Join(t.TempDir(), "img.tar")
-	img := imagearchive.Image{Tags: []string{"kind-e2e/testdriver:abc123"}, Entrypoint: []string{"/testdriver"},
-		Files: []imagearchive.File{{Path: "/testdriver", Mode: 0o755, Data: []byte("#!/bin/true\n")}}}
+// writeArchive writes a small docker-save archive the way testdriver/image
+// does, with the project's own imagearchive package.
+func writeArchive(t *testing.T, tag string) string {
+	t.Helper()
+	archive := filepath.Join(t.TempDir(), "testdriver-image.tar")
+	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/testdriver"},
+		Files: []imagearchive.File{
+			{Path: "/testdriver", Mode: 0o755, Data: []byte("#!/bin/true\n")},
+			{Path: "/workload", Mode: 0o755, Data: []byte("#!/bin/true\n")},
+		}}
 	if err := img.WriteFile(archive); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Reference(host+"/dra", "kind-e2e/testdriver:abc123")
+	return archive
+}
+
+// The push is real HTTP to a real OCI distribution API, and the image is
+// read back from it.
+func TestPushWritesTheArchivesImageAndPinsItsDigest(t *testing.T) {
+	host := startRegistry(t)
+	const tag = "kind-e2e/testdriver:abc123"
+	archive := writeArchive(t, tag)
+
+	ref, err := Reference(host+"/dra", tag)
 	if err != nil || ref != host+"/dra/testdriver:abc123" {
 		t.Fatalf("Reference: %q %v", ref, err)
 	}
-	pinned, err := Push(context.Background(), archive, "kind-e2e/testdriver:abc123", ref)
+	pinned, err := Push(context.Background(), archive, tag, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(pinned, ref+"@sha256:") {
-		t.Fatalf("pushed %q", pinned)
+		t.Fatalf("Push returned %q, want %s@sha256:...", pinned, ref)
 	}
+
 	parsed, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
@@ -48,20 +72,66 @@ func TestPushWritesTheArchivesImageAndPinsItsDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	digest, _ := got.Digest()
-	if !strings.HasSuffix(pinned, digest.String()) {
-		t.Errorf("registry has %s, Push said %s", digest, pinned)
+	digest, err := got.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned != ref+"@"+digest.String() {
+		t.Errorf("the registry has %s, Push said %s", digest, pinned)
 	}
 	cfg, err := got.ConfigFile()
-	if err != nil || !slices.Equal(cfg.Config.Entrypoint, []string{"/testdriver"}) {
-		t.Errorf("config %+v %v", cfg, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if !slices.Equal(cfg.Config.Entrypoint, []string{"/testdriver"}) {
+		t.Errorf("Entrypoint %q, want [/testdriver]", cfg.Config.Entrypoint)
+	}
+	if layers, err := got.Layers(); err != nil || len(layers) != 1 {
+		t.Errorf("layers %d %v, want one", len(layers), err)
+	}
+
+	// The pinned reference pulls the same image.
+	byDigest, err := name.ParseReference(pinned, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remote.Head(byDigest); err != nil {
+		t.Errorf("the pinned reference does not resolve: %v", err)
+	}
+
 	resolved, err := Resolve(context.Background(), ref)
-	if err != nil || !strings.HasSuffix(resolved, "@"+digest.String()) {
-		t.Errorf("Resolve(%s) = %q, %v", ref, resolved, err)
+	if err != nil || resolved != pinned {
+		t.Errorf("Resolve(%s) = %q, %v; want %q", ref, resolved, err, pinned)
 	}
-	if _, err := Resolve(context.Background(), host+"/dra/testdriver:nope"); err == nil || !strings.Contains(err.Error(), "no such image in "+host) {
-		t.Errorf("a missing tag: %v", err)
+	if resolved, err := Resolve(context.Background(), pinned); err != nil || resolved != pinned {
+		t.Errorf("Resolve(%s) = %q, %v", pinned, resolved, err)
+	}
+
+	// Pushing the same archive again changes nothing.
+	again, err := Push(context.Background(), archive, tag, ref)
+	if err != nil || again != pinned {
+		t.Errorf("second push: %q %v, want %q", again, err, pinned)
+	}
+}
+
+func TestPushSaysWhatIsMissing(t *testing.T) {
+	host := startRegistry(t)
+	archive := writeArchive(t, "kind-e2e/testdriver:abc")
+	if _, err := Push(context.Background(), archive, "kind-e2e/testdriver:other", host+"/dra/testdriver:other"); err == nil || !strings.Contains(err.Error(), "reading kind-e2e/testdriver:other from "+archive) {
+		t.Errorf("a tag not in the archive: %v", err)
+	}
+	if _, err := Push(context.Background(), filepath.Join(t.TempDir(), "none.tar"), "kind-e2e/testdriver:abc", host+"/dra/testdriver:abc"); err == nil {
+		t.Error("a missing archive pushed")
+	}
+}
+
+func TestResolveSaysTheImageIsNotThere(t *testing.T) {
+	host := startRegistry(t)
+	ref := host + "/dra/testdriver:nope"
+	_, err := Resolve(context.Background(), ref)
+	want := ref + ": no such image in the registry " + host
+	if err == nil || err.Error() != want {
+		t.Errorf("a missing image: %v, want %q", err, want)
 	}
 }
 
@@ -72,30 +142,106 @@ func TestResolveSaysWhenTheRegistryDoesNotAnswer(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = Resolve(context.Background(), addr+"/dra/testdriver:abc")
-	if err == nil || !strings.Contains(err.Error(), "the registry "+addr+" did not answer") || strings.Contains(err.Error(), "\n") {
+	ref := addr + "/dra/testdriver:abc"
+	_, err = Resolve(context.Background(), ref)
+	if err == nil || !strings.HasPrefix(err.Error(), ref+": the registry "+addr+" did not answer: ") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("closed port: %v", err)
+	}
+	t.Log(err)
+}
+
+func TestResolveSaysWhenTheHostIsNoRegistry(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref := host + "/dra/testdriver:abc"
+	_, err := Resolve(context.Background(), ref)
+	want := ref + ": " + host + " answers but is not a container registry (HTTP 404 on /v2/)"
+	if err == nil || err.Error() != want {
+		t.Errorf("no registry: %v, want %q", err, want)
+	}
+}
+
+func TestResolveRefusesWhatIsNoReference(t *testing.T) {
+	if _, err := Resolve(context.Background(), "localhost:5001/DRA/x:1"); err == nil || !strings.HasPrefix(err.Error(), "localhost:5001/DRA/x:1: not an image reference") {
+		t.Errorf("bad reference: %v", err)
+	}
+}
+
+func TestReference(t *testing.T) {
+	for registry, want := range map[string]string{
+		"localhost:5001/dra":         "localhost:5001/dra/testdriver:abc",
+		"localhost:5001":             "localhost:5001/testdriver:abc",
+		"registry.example.com/team/": "registry.example.com/team/testdriver:abc",
+		" 10.0.0.5:5000/a/b-c ":      "10.0.0.5:5000/a/b-c/testdriver:abc",
+		"[::1]:5001/dra":             "[::1]:5001/dra/testdriver:abc",
+		"ghcr.io/org/my_images":      "ghcr.io/org/my_images/testdriver:abc",
+		"dra":                        "dra/testdriver:abc", // a Docker Hub namespace
+	} {
+		if got, err := Reference(registry, "kind-e2e/testdriver:abc"); err != nil || got != want {
+			t.Errorf("Reference(%q) = %q, %v; want %q", registry, got, err, want)
+		}
+	}
+	// The built tag's repository may carry a registry with a port.
+	if got, err := Reference("localhost:5001/dra", "localhost:5000/kind-e2e/testdriver:abc"); err != nil || got != "localhost:5001/dra/testdriver:abc" {
+		t.Errorf("a tag with a port: %q %v", got, err)
 	}
 }
 
 func TestReferenceRefusesWhatIsNoRegistryPath(t *testing.T) {
-	for _, bad := range []string{"", "UPPER/case", "host:5001/dra@sha256:1", "a b"} {
-		if _, err := Reference(bad, "kind-e2e/testdriver:abc"); err == nil || !strings.Contains(err.Error(), "is not a registry and path") {
+	for _, bad := range []string{
+		"", "  ", "UPPER/case", "localhost:5001/DRA", "http://localhost:5001/dra", "localhost:5001//dra",
+		"localhost:5001/dra:v1", "host:5001/dra@sha256:1", "a b", "-bad/x", "localhost:5001/dra-",
+		"localhost:port/dra",
+	} {
+		_, err := Reference(bad, "kind-e2e/testdriver:abc")
+		if err == nil || !strings.HasPrefix(err.Error(), "REGISTRY=") || !strings.Contains(err.Error(), "is not a registry and path") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Reference(%q): %v", bad, err)
 		}
 	}
-	if got, err := Reference("registry.example.com/team/", "kind-e2e/testdriver:abc"); err != nil || got != "registry.example.com/team/testdriver:abc" {
-		t.Errorf("%q %v", got, err)
+	for _, tag := range []string{"kind-e2e/testdriver", "kind-e2e/testdriver:", "localhost:5000/testdriver"} {
+		if _, err := Reference("localhost:5001/dra", tag); err == nil || !strings.Contains(err.Error(), "has no version") {
+			t.Errorf("tag %q: %v", tag, err)
+		}
 	}
 }
 
 func TestPlainHTTPOnlyForLoopbackAndPrivateRegistries(t *testing.T) {
 	for ref, insecure := range map[string]bool{
-		"localhost:5001/dra/td:1": true, "127.0.0.1:5001/td:1": true, "172.18.0.1:5001/td:1": true,
-		"registry.example.com/td:1": false, "8.8.8.8:5000/td:1": false,
+		"localhost:5001/dra/td:1": true, "localhost/td:1": true, "127.0.0.1:5001/td:1": true, "127.1.2.3:5001/td:1": true,
+		"[::1]:5001/td:1": true, "10.1.2.3:5000/td:1": true, "172.18.0.1:5001/td:1": true, "192.168.1.10:5000/td:1": true,
+		"[fd00::1]:5000/td:1":       true,
+		"registry.example.com/td:1": false, "registry.local:5000/td:1": false, "8.8.8.8:5000/td:1": false,
+		"172.32.0.1:5000/td:1": false, "dra/td:1": false, "localhost.example.com/td:1": false,
 	} {
 		if got := len(nameOptions(ref)) > 0; got != insecure {
 			t.Errorf("%s: plain HTTP %t, want %t", ref, got, insecure)
+		}
+	}
+}
+
+type okTransport struct{}
+
+func (okTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+}
+
+// go-containerregistry falls back to plain HTTP for *.local too; the
+// transport refuses that, and plain-HTTP redirects away from loopback.
+func TestTransportRefusesPlainHTTPElsewhere(t *testing.T) {
+	rt := httpsOnly{okTransport{}}
+	for url, allowed := range map[string]bool{
+		"https://registry.example.com/v2/": true, "http://127.0.0.1:5001/v2/": true, "http://172.18.0.1:5001/v2/": true,
+		"http://registry.local:5000/v2/": false, "http://203.0.113.7/v2/": false,
+	} {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = rt.RoundTrip(req)
+		var plain errPlainHTTP
+		if allowed && err != nil || !allowed && !errors.As(err, &plain) {
+			t.Errorf("%s: %v", url, err)
 		}
 	}
 }
