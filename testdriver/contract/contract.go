@@ -105,10 +105,15 @@ const (
 	// LayoutTainted: TaintedDevices, each tainted (KEP-5055) with TaintKey
 	// and its own effect.
 	LayoutTainted Layout = "tainted"
+	// LayoutShared: one device that allows multiple allocations (KEP-5075,
+	// consumable capacity), SharedDevice, whose SharedCapacity claims share
+	// under a request policy: SharedDefault when a request names no amount,
+	// any multiple of SharedStep from SharedStep up to SharedTotal.
+	LayoutShared Layout = "shared"
 )
 
 // Layouts lists the known layouts.
-var Layouts = []Layout{LayoutPlain, LayoutPartitionable, LayoutTainted}
+var Layouts = []Layout{LayoutPlain, LayoutPartitionable, LayoutTainted, LayoutShared}
 
 // TaintKey and TaintValue taint the LayoutTainted devices.
 const (
@@ -173,9 +178,21 @@ const (
 // whole device first, then its halves. The "index" attribute is the position.
 var PartitionDevices = []string{"whole", "half-0", "half-1"}
 
+// Shared layout names: the device, the capacity its claims share, the
+// whole of it, and the request policy's default and step.
+const (
+	SharedDevice   = "shared-0"
+	SharedCapacity = "memory"
+	SharedTotal    = "4Gi"
+	SharedDefault  = "1Gi"
+	SharedStep     = "1Gi"
+)
+
 // Published is how many devices a layout publishes per node (plain: n).
 func (l Layout) Published(n int) int {
 	switch l {
+	case LayoutShared:
+		return 1
 	case LayoutPartitionable:
 		return len(PartitionDevices)
 	case LayoutTainted:

@@ -88,6 +88,8 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 		slices = partitionable()
 	case contract.LayoutTainted:
 		slices = []resourceslice.Slice{{Devices: tainted()}}
+	case contract.LayoutShared:
+		slices = []resourceslice.Slice{{Devices: []resourceapi.Device{shared()}}}
 	default:
 		slices = []resourceslice.Slice{{Devices: plain(d.Devices)}}
 	}
@@ -159,6 +161,29 @@ func tainted() []resourceapi.Device {
 	return devices
 }
 
+// shared is one device that allows multiple allocations, whose memory
+// claims share: a request that names no amount gets the policy's default,
+// any other amount is rounded up to a step. The policy keeps a share from
+// being the whole device by accident, so a spec can use the capacity up with
+// a few claims of its own.
+func shared() resourceapi.Device {
+	dev := device(contract.SharedDevice, 0, contract.SharedTotal)
+	dev.AllowMultipleAllocations = ptr.To(true)
+	step := resource.MustParse(contract.SharedStep)
+	dev.Capacity[contract.SharedCapacity] = resourceapi.DeviceCapacity{
+		Value: resource.MustParse(contract.SharedTotal),
+		RequestPolicy: &resourceapi.CapacityRequestPolicy{
+			Default: ptr.To(resource.MustParse(contract.SharedDefault)),
+			ValidRange: &resourceapi.CapacityRequestPolicyRange{
+				Min:  ptr.To(step),
+				Max:  ptr.To(resource.MustParse(contract.SharedTotal)),
+				Step: ptr.To(step),
+			},
+		},
+	}
+	return dev
+}
+
 // PrepareResourceClaims prepares each claim independently: one claim's bad
 // configuration fails only that claim.
 func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceapi.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
@@ -197,12 +222,20 @@ func (d *Driver) prepare(claim *resourceapi.ResourceClaim) ([]kubeletplugin.Devi
 			continue
 		}
 		admin := r.AdminAccess != nil && *r.AdminAccess
-		if !admin {
+		// A share of a device that allows multiple allocations (the result
+		// has a share ID) is never exclusive: the scheduler has already
+		// checked that the shares fit the device's capacity.
+		shared := r.ShareID != nil
+		if !admin && !shared {
 			if holder, held := d.State.ExclusiveHolder(r.Pool, r.Device, uid); held {
 				return nil, fmt.Errorf("device %s/%s is already prepared for claim %s without admin access", r.Pool, r.Device, holder)
 			}
 		}
-		pc.Devices = append(pc.Devices, state.PreparedDevice{Request: r.Request, Pool: r.Pool, Device: r.Device, AdminAccess: admin})
+		pd := state.PreparedDevice{Request: r.Request, Pool: r.Pool, Device: r.Device, AdminAccess: admin}
+		if shared {
+			pd.ShareID = string(*r.ShareID)
+		}
+		pc.Devices = append(pc.Devices, pd)
 		cdiDevices = append(cdiDevices, cdi.Device{Name: r.Device, AdminAccess: admin, ExtraEnv: env})
 	}
 	ids, err := d.CDI.Write(uid, cdiDevices)
@@ -250,7 +283,11 @@ func adminAccess(claim *resourceapi.ResourceClaim, driver string) bool {
 func toPluginDevices(pc state.PreparedClaim) []kubeletplugin.Device {
 	out := make([]kubeletplugin.Device, 0, len(pc.Devices))
 	for _, dev := range pc.Devices {
-		out = append(out, kubeletplugin.Device{Requests: []string{dev.Request}, PoolName: dev.Pool, DeviceName: dev.Device, CDIDeviceIDs: dev.CDIDeviceIDs})
+		d := kubeletplugin.Device{Requests: []string{dev.Request}, PoolName: dev.Pool, DeviceName: dev.Device, CDIDeviceIDs: dev.CDIDeviceIDs}
+		if dev.ShareID != "" {
+			d.ShareID = ptr.To(types.UID(dev.ShareID))
+		}
+		out = append(out, d)
 	}
 	return out
 }

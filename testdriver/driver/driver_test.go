@@ -235,3 +235,58 @@ func TestAddedTaintsJoinTheLayoutsOwn(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedLayoutIsOneDeviceWithAConsumableCapacity(t *testing.T) {
+	d := newDriver(t)
+	d.Layout = contract.LayoutShared
+	slices := d.Resources().Pools["node-1"].Slices
+	if len(slices) != 1 || len(slices[0].Devices) != contract.LayoutShared.Published(4) {
+		t.Fatalf("shared layout published %+v", slices)
+	}
+	dev := slices[0].Devices[0]
+	if dev.Name != contract.SharedDevice || !ptr.Deref(dev.AllowMultipleAllocations, false) {
+		t.Fatalf("device %s, allowMultipleAllocations %v", dev.Name, dev.AllowMultipleAllocations)
+	}
+	c, ok := dev.Capacity[contract.SharedCapacity]
+	if !ok || c.RequestPolicy == nil || c.RequestPolicy.ValidRange == nil {
+		t.Fatalf("capacity %+v", dev.Capacity)
+	}
+	total, def, step := resource.MustParse(contract.SharedTotal), resource.MustParse(contract.SharedDefault), resource.MustParse(contract.SharedStep)
+	r := c.RequestPolicy.ValidRange
+	if c.Value.Cmp(total) != 0 || c.RequestPolicy.Default.Cmp(def) != 0 || r.Min.Cmp(step) != 0 || r.Step.Cmp(step) != 0 || r.Max.Cmp(total) != 0 {
+		t.Errorf("capacity %s with policy default %s, range %s..%s step %s; want %s, %s, %s..%s step %s",
+			c.Value.String(), c.RequestPolicy.Default.String(), r.Min.String(), r.Max.String(), r.Step.String(),
+			total.String(), def.String(), step.String(), total.String(), step.String())
+	}
+	// The specs use the capacity up with whole steps: the total must be one.
+	if total.Value()%step.Value() != 0 || def.Value()%step.Value() != 0 {
+		t.Errorf("the total %s and the default %s must be multiples of the step %s", total.String(), def.String(), step.String())
+	}
+}
+
+// sharedClaim is an allocation of a share of the shared device.
+func sharedClaim(uid, share string, admin bool) *resourceapi.ResourceClaim {
+	c := claim(uid, contract.SharedDevice, admin)
+	c.Status.Allocation.Devices.Results[0].ShareID = ptr.To(types.UID(share))
+	return c
+}
+
+func TestSharesOfADeviceAreNotExclusive(t *testing.T) {
+	d := newDriver(t)
+	d.Layout = contract.LayoutShared
+	res := prepare(t, d, sharedClaim("first", "share-1", false), sharedClaim("second", "share-2", false), sharedClaim("admin", "share-3", true))
+	for _, uid := range []types.UID{"first", "second", "admin"} {
+		r := res[uid]
+		if r.Err != nil {
+			t.Fatalf("%s: %v", uid, r.Err)
+		}
+		if len(r.Devices) != 1 || r.Devices[0].ShareID == nil || string(*r.Devices[0].ShareID) != "share-"+map[types.UID]string{"first": "1", "second": "2", "admin": "3"}[uid] {
+			t.Errorf("%s: the kubelet must be told the share: %+v", uid, r.Devices)
+		}
+	}
+	// A whole device stays exclusive beside shares of another.
+	prepare(t, d, claim("whole", "dev-0", false))
+	if err := prepare(t, d, claim("again", "dev-0", false))["again"].Err; err == nil {
+		t.Error("a second ordinary claim on a whole device must still be refused")
+	}
+}

@@ -14,10 +14,14 @@ import (
 
 // PreparedDevice is one device handed to one claim.
 type PreparedDevice struct {
-	Request      string   `json:"request"`
-	Pool         string   `json:"pool"`
-	Device       string   `json:"device"`
-	AdminAccess  bool     `json:"adminAccess"`
+	Request     string `json:"request"`
+	Pool        string `json:"pool"`
+	Device      string `json:"device"`
+	AdminAccess bool   `json:"adminAccess"`
+	// ShareID is the allocation's share of a device that allows multiple
+	// allocations (consumable capacity), "" for a whole device. A share is
+	// never an exclusive holder.
+	ShareID      string   `json:"shareID,omitempty"`
 	CDIDeviceIDs []string `json:"cdiDeviceIDs"`
 }
 
@@ -92,7 +96,8 @@ func (c *Checkpoint) Delete(uid string) error {
 
 // ExclusiveHolder returns the UID of another claim that holds device in
 // ordinary (non-admin) use. Admin-access holders never count: admin access
-// observes a device without taking it.
+// observes a device without taking it; nor do shares of a device that
+// allows multiple allocations.
 func (c *Checkpoint) ExclusiveHolder(pool, device, exceptUID string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,7 +106,7 @@ func (c *Checkpoint) ExclusiveHolder(pool, device, exceptUID string) (string, bo
 			continue
 		}
 		for _, d := range c.claims[uid].Devices {
-			if d.Pool == pool && d.Device == device && !d.AdminAccess {
+			if d.Pool == pool && d.Device == device && !d.AdminAccess && d.ShareID == "" {
 				return uid, true
 			}
 		}

@@ -32,7 +32,7 @@ func main() {
 	klog.InitFlags(nil)
 	name := flag.String("driver-name", contract.DriverName, "DRA driver name (also the CDI vendor)")
 	devices := flag.Int("devices", contract.PlainDevices, "devices published per node (layout plain)")
-	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices) or partitionable (a whole device and two halves on one counter set)")
+	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices), partitionable (a whole device and two halves on one counter set), tainted (a device tainted NoSchedule, one NoExecute) or shared (one device that allows multiple allocations, with a consumable capacity)")
 	taintFlag := flag.String("taint", "", "taints added on top of the layout's, with the suite's taint key: device=NoSchedule|NoExecute[,...]")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where CDI specs are written")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "this node")
