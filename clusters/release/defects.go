@@ -14,12 +14,19 @@ import (
 // ("declared defect not reproduced"), so that a fix upstream shows here and
 // the row cannot go stale.
 
+// DefectCase names one row. An upstream issue can hold more than one case
+// (#140729's thread names the counters and the consumable capacity), each
+// with its own spec, releases, allocators and outcome.
+type DefectCase string
+
 // Defect is one row.
 type Defect struct {
+	Case DefectCase
 	// Issue is the upstream issue, "kubernetes/kubernetes#140729".
 	Issue string
-	// Title is the issue's title.
-	Title string
+	// Title is the issue's title; Where, for a case the issue's own text
+	// does not state, where in the issue it is named.
+	Title, Where string
 	// Minors are the releases where it is declared, every patch of them,
 	// until a row says a patch fixed it; SeenAt the patches it was seen on.
 	Minors, SeenAt []string
@@ -41,10 +48,28 @@ type Defect struct {
 // allocations and already has capacity in use. (kube-scheduler does leave
 // admin-access results out of the devices in use, allocateddevices.go, so an
 // admin allocation does not take counters from later claims.)
-const DefectAdminConsumesCounters = "kubernetes/kubernetes#140729"
+const DefectAdminConsumesCounters DefectCase = "kubernetes/kubernetes#140729 counters"
+
+// DefectAdminConsumesCapacity: the same for a device that allows multiple
+// allocations (consumable capacity, KEP-5075). Read in the modules
+// (allocateDevice and the candidate loop in structured/internal/incubating
+// and experimental, CmpRequestOverCapacity in consumable_capacity.go) at
+// v0.34.4 and v0.35.4 (experimental) and v0.36.3 and v0.37.2 (incubating,
+// experimental): an admin-access request's capacity, its own request or the
+// request policy's default, is added to what the ordinary shares of the
+// device already use and refused when that exceeds the device's capacity,
+// as for any other request; stable supports no consumable capacity. kube-
+// scheduler leaves admin-access results out of the capacity in use
+// (allocateddevices.go), so an admin share takes nothing from later claims.
+// The issue's thread names this case (thc1006, 2026-08-01: CmpRequestOverCapacity
+// "runs for an admin request"); the fix proposed there covers only the counters.
+const DefectAdminConsumesCapacity DefectCase = "kubernetes/kubernetes#140729 capacity"
+
+const issue140729 = "kubernetes/kubernetes#140729"
 
 var defects = []Defect{{
-	Issue:      DefectAdminConsumesCounters,
+	Case:       DefectAdminConsumesCounters,
+	Issue:      issue140729,
 	Title:      "DRA: AdminAccess consumes counters",
 	Minors:     []string{"1.35", "1.36", "1.37"},
 	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
@@ -52,6 +77,18 @@ var defects = []Defect{{
 	Outcome: "the admin-access claim for a partitionable device whose counters an ordinary claim has used up " +
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
 		"and is allocated once the ordinary claim is gone",
+}, {
+	Case:  DefectAdminConsumesCapacity,
+	Issue: issue140729,
+	Title: "DRA: AdminAccess consumes counters",
+	Where: "the capacity case, named in the issue's thread (comment of 2026-08-01)",
+	// 1.34 and 1.35 only with FEATURES=alpha (consumable capacity is alpha
+	// there); stable never has the feature, so it is not listed.
+	Minors:     []string{"1.34", "1.35", "1.36", "1.37"},
+	Allocators: []string{"incubating", "experimental"},
+	Outcome: "the admin-access claim for a device that allows multiple allocations, whose capacity ordinary claims have used up, " +
+		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
+		"and is allocated once the ordinary claims are gone",
 }}
 
 // CannotAllocate is what kube-scheduler's FailedScheduling event says of a
@@ -61,9 +98,9 @@ const CannotAllocate = "cannot allocate all claims"
 
 // KnownDefect says whether the defect is declared for this release under the
 // allocator kube-scheduler uses.
-func (r Release) KnownDefect(issue, allocator string) (Defect, bool) {
+func (r Release) KnownDefect(c DefectCase, allocator string) (Defect, bool) {
 	for _, d := range defects {
-		if d.Issue == issue && slices.Contains(d.Minors, r.Minor) && slices.Contains(d.Allocators, allocator) {
+		if d.Case == c && slices.Contains(d.Minors, r.Minor) && slices.Contains(d.Allocators, allocator) {
 			return d, true
 		}
 	}
@@ -72,14 +109,22 @@ func (r Release) KnownDefect(issue, allocator string) (Defect, bool) {
 
 // Verdict is the line a spec that met the defect ends with.
 func (d Defect) Verdict(seen string) string {
-	return fmt.Sprintf("known upstream defect %s (%s): %s", d.Issue, d.Title, seen)
+	return fmt.Sprintf("known upstream defect %s (%s): %s", d.Issue, d.title(), seen)
+}
+
+// title is the issue's title and, for a case its thread names, where.
+func (d Defect) title() string {
+	if d.Where == "" {
+		return d.Title
+	}
+	return d.Title + "; " + d.Where
 }
 
 // NotReproduced is the failure where the table declares the defect and the
 // promise held.
 func (d Defect) NotReproduced(release, allocator string) string {
 	return fmt.Sprintf("declared defect not reproduced: fixed upstream? update the release table (clusters/release/defects.go): "+
-		"%s (%s) is declared for Kubernetes %s with the %s allocator, but the promise held", d.Issue, d.Title, release, allocator)
+		"%s (%s) is declared for Kubernetes %s with the %s allocator, but the promise held", d.Issue, d.title(), release, allocator)
 }
 
 // KnownDefectDocs lists every row as the README shows it.
@@ -91,7 +136,7 @@ func KnownDefectDocs() []string {
 			seen = "seen at " + strings.Join(d.SeenAt, ", ")
 		}
 		out = append(out, fmt.Sprintf("%s (%s): Kubernetes %s, allocators %s (%s): %s",
-			d.Issue, d.Title, strings.Join(d.Minors, ", "), strings.Join(d.Allocators, ", "), seen, d.Outcome))
+			d.Issue, d.title(), strings.Join(d.Minors, ", "), strings.Join(d.Allocators, ", "), seen, d.Outcome))
 	}
 	return out
 }

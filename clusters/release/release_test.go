@@ -383,3 +383,42 @@ func TestEveryClusterSetSelectsTheAllocatorItSays(t *testing.T) {
 		t.Error("1.35 alpha: #140729 is not declared for experimental")
 	}
 }
+
+// The capacity case of #140729 is a row of its own: declared where an
+// allocator with consumable capacity serves admin access, and the spec that
+// needs the feature runs only where the cluster's set has it.
+func TestConsumableCapacityRowsFollowTheFeatureSet(t *testing.T) {
+	for _, c := range []struct {
+		minor, features string
+		runs            bool
+		allocator       string
+	}{
+		{"1.34", "", false, ""}, {"1.34", "alpha", true, "experimental"},
+		{"1.35", "", false, ""}, {"1.35", "alpha", true, "experimental"},
+		{"1.36", "", true, "incubating"}, {"1.36", "stable", false, ""}, {"1.36", "alpha", true, "incubating"},
+		{"1.37", "", true, "incubating"}, {"1.37", "stable", false, ""}, {"1.37", "alpha", true, "experimental"},
+	} {
+		r, err := Resolve(c.minor, c.features)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why, skipped := r.DeclaredSkip(NeedConsumableCapacity, Mode{})
+		if skipped == c.runs {
+			t.Errorf("%s FEATURES=%q: consumable capacity declared skipped %t (%s), want %t", c.minor, c.features, skipped, why, !c.runs)
+		}
+		if !c.runs {
+			continue
+		}
+		allocator, err := r.AllocatorFor(r.DefaultFeatures())
+		if err != nil || allocator != c.allocator {
+			t.Errorf("%s FEATURES=%q: allocator %q (%v), want %q", c.minor, c.features, allocator, err, c.allocator)
+		}
+		d, ok := r.KnownDefect(DefectAdminConsumesCapacity, allocator)
+		if !ok || d.Issue != "kubernetes/kubernetes#140729" || !strings.Contains(d.Verdict("seen"), "the capacity case") {
+			t.Errorf("%s FEATURES=%q: the capacity case must be declared for %s: %+v", c.minor, c.features, allocator, d)
+		}
+		if _, ok := r.KnownDefect(DefectAdminConsumesCapacity, "stable"); ok {
+			t.Errorf("%s: stable has no consumable capacity, so no capacity case", c.minor)
+		}
+	}
+}

@@ -23,6 +23,9 @@ const (
 	NeedMetricsEndpoints Need = "metrics-endpoints"
 	// NeedPartitionableDevices: DRAPartitionableDevices on in the cluster's feature set.
 	NeedPartitionableDevices Need = "partitionable-devices"
+	// NeedConsumableCapacity: DRAConsumableCapacity on in the cluster's
+	// feature set (devices that allow multiple allocations).
+	NeedConsumableCapacity Need = "consumable-capacity"
 	// NeedDeviceTaints: DRADeviceTaints on in the cluster's feature set.
 	NeedDeviceTaints Need = "device-taints"
 	// NeedPrioritizedList: DRAPrioritizedList on in the cluster's feature set.
@@ -92,6 +95,10 @@ var declaredSkips = []declaredSkip{
 		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeaturePartitionableDevices, r.Minor),
 			!r.DefaultFeatures().Has(FeaturePartitionableDevices)
 	}, "the release's default feature set leaves DRAPartitionableDevices off (1.33–1.35)"},
+	{NeedConsumableCapacity, func(r Release, _ Mode) (string, bool) {
+		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureConsumableCapacity, r.Minor),
+			!r.DefaultFeatures().Has(FeatureConsumableCapacity)
+	}, "the release's default feature set leaves DRAConsumableCapacity off (1.33–1.35; and `FEATURES=stable`)"},
 	{NeedDeviceTaints, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureDeviceTaints, r.Minor),
 			!r.DefaultFeatures().Has(FeatureDeviceTaints)
