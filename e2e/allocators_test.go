@@ -55,7 +55,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 			ginkgo.BeforeEach(func() {
 				ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
 			})
-			allocatorPromises(f, allocator)
+			allocatorPromises(f, allocator, set)
 		})
 		return
 	}
@@ -74,16 +74,16 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 		ginkgo.Context(fmt.Sprintf("the %s allocator (%s)", allocator, set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 			f := newFramework("alloc-" + allocator)
 			withFeatureSet(f, set, allocator)
-			allocatorPromises(f, allocator)
+			allocatorPromises(f, allocator, set)
 		})
 	}
 })
 
 // allocatorPromises are the group's specs under one implementation: the
 // core promises, each checked against kube-scheduler's log for the
-// implementation that allocated, and the partitionable ones where the
-// feature set has that feature.
-func allocatorPromises(f *framework.Framework, allocator string) {
+// implementation that allocated, the partitionable ones where the release
+// has that feature, and the consumable-capacity ones where the set has it.
+func allocatorPromises(f *framework.Framework, allocator string, set release.FeatureSet) {
 	for _, p := range corePromises {
 		ginkgo.It(p.text, func(ctx context.Context) {
 			// One sign-off row for the group: each promise has its own
@@ -107,6 +107,21 @@ func allocatorPromises(f *framework.Framework, allocator string) {
 			requireNodeAccess(ctx)
 			since := metav1.Now()
 			p.run(ctx, f, parts, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
+		})
+	}
+	// So is its capacity check. The need is the cluster's; a move that
+	// takes consumable capacity away from kube-scheduler (stable) has no
+	// such spec, since the device would be an exclusive one to it.
+	if !set.Has(release.FeatureConsumableCapacity) {
+		return
+	}
+	shared := newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity)
+	for _, p := range capacityPromises {
+		ginkgo.It(p.text, func(ctx context.Context) {
+			kep(p.kep)
+			requireNodeAccess(ctx)
+			since := metav1.Now()
+			p.run(ctx, f, shared, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
 		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // allocatedOrKnownDefect waits for the claim of pod to be allocated: the
-// promise. Where the release table declares the defect issue for this
+// promise. Where the release table declares the defect case c for this
 // release and allocator, the promise must instead fail as declared: the
 // scheduler refuses the pod (FailedScheduling, "cannot allocate all
 // claims"), and once free(ctx) has taken away what the defect wrongly counts
@@ -25,10 +25,10 @@ import (
 // checks of the spec's allocations. Any other outcome fails the spec, a
 // promise that held where the defect is declared included (the table is
 // stale).
-func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, issue string, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
+func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName string, c release.DefectCase, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
 	ginkgo.GinkgoHelper()
 	allocator := env.Allocator()
-	defect, declared := env.Rel.KnownDefect(issue, allocator)
+	defect, declared := env.Rel.KnownDefect(c, allocator)
 	refusal := gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(release.CannotAllocate))
 	var claim *resourceapi.ResourceClaim
 	var refused string
@@ -61,15 +61,15 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 	}
 
 	// The defect as declared: the refusal is for what free takes away.
-	framework.Logf("%s: kube-scheduler refused pod %s: %s", issue, pod.Name, refused)
+	framework.Logf("%s: kube-scheduler refused pod %s: %s", defect.Issue, pod.Name, refused)
 	free(ctx)
 	claim = allocatedClaim(ctx, b, claimName)
-	framework.Logf("%s: once freed, claim %s was allocated: %v", issue, claimName, claim.Status.Allocation.Devices.Results)
+	framework.Logf("%s: once freed, claim %s was allocated: %v", defect.Issue, claimName, claim.Status.Allocation.Devices.Results)
 	if seen != nil {
 		seen(ctx)
 	}
 	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
-		"pod %s was refused (%s) and its claim %s allocated only once the ordinary claim was gone (allocator %s)",
+		"pod %s was refused (%s) and its claim %s allocated only once the ordinary claims were gone (allocator %s)",
 		pod.Name, refused, claimName, allocator)))
 	return nil
 }

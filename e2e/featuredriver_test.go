@@ -73,12 +73,16 @@ func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *bu
 // plain devices.
 type layoutShape struct {
 	CounterSets, ConsumingDevices, TaintedDevices int
+	// SharedDevices allow multiple allocations and have a capacity with a
+	// request policy.
+	SharedDevices int
 }
 
 // expectLayoutKept checks that kube-apiserver stored what the layout needs.
 // It drops sharedCounters and consumesCounters where DRAPartitionableDevices
-// is off, and taints where DRADeviceTaints is off: the devices would then be
-// plain ones, and a spec could pass for the wrong reason.
+// is off, taints where DRADeviceTaints is off, and allowMultipleAllocations
+// and request policies where DRAConsumableCapacity is off: the devices would
+// then be plain ones, and a spec could pass for the wrong reason.
 func expectLayoutKept(ctx context.Context, o deploy.Options) {
 	ginkgo.GinkgoHelper()
 	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -90,6 +94,8 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 		want = layoutShape{CounterSets: n, ConsumingDevices: n * len(contract.PartitionDevices)}
 	case contract.LayoutTainted:
 		want = layoutShape{TaintedDevices: n * len(contract.TaintedDevices)}
+	case contract.LayoutShared:
+		want = layoutShape{SharedDevices: n}
 	}
 	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: "resourceslices"}
 	list, err := env.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
@@ -106,6 +112,10 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 			}
 			if t, _, _ := unstructured.NestedSlice(m, "taints"); len(t) > 0 {
 				got.TaintedDevices++
+			}
+			multiple, _, _ := unstructured.NestedBool(m, "allowMultipleAllocations")
+			if _, policy, _ := unstructured.NestedMap(m, "capacity", contract.SharedCapacity, "requestPolicy"); multiple && policy {
+				got.SharedDevices++
 			}
 		}
 	}

@@ -38,12 +38,14 @@ var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label
 // group runs them again under each other allocator implementation; seen,
 // where given, checks which implementation allocated, and is called before
 // the spec ends, also with a known-defect verdict.
-var partitionPromises = []partitionPromise{
+var partitionPromises = []featurePromise{
 	{text: "allocates to an admin-access claim the whole partitionable device, and a half of it, while an ordinary claim has used up its counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminGetsPartitionInUse},
 	{text: "gives an ordinary claim exactly what it would get without the admin-access claim: admin allocations consume no counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
 }
 
-type partitionPromise struct {
+// featurePromise is a spec body of a feature group that uses a driver
+// instance of its own (partitionable devices, consumable capacity).
+type featurePromise struct {
 	text, kep string
 	run       func(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context))
 }

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -88,6 +89,17 @@ func Tolerating(key, effect string) RequestOption {
 	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {
 		r.Tolerations = append(r.Tolerations, resourceapi.DeviceToleration{
 			Key: key, Operator: resourceapi.DeviceTolerationOpExists, Effect: resourceapi.DeviceTaintEffect(effect)})
+	}
+}
+
+// Capacity asks for that much of a device's consumable capacity (KEP-5075:
+// capacity.requests), for a device that allows multiple allocations.
+func Capacity(name, quantity string) RequestOption {
+	return func(_ *Builder, r *resourceapi.ExactDeviceRequest) {
+		if r.Capacity == nil {
+			r.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{}}
+		}
+		r.Capacity.Requests[resourceapi.QualifiedName(name)] = resource.MustParse(quantity)
 	}
 }
 

@@ -83,3 +83,17 @@ func TestClaimFirstAvailable(t *testing.T) {
 		t.Errorf("req-1 %+v", reqs[1])
 	}
 }
+
+func TestCapacityAsksForAShare(t *testing.T) {
+	b := &Builder{Namespace: "ns", Class: "cls", DriverName: "drv"}
+	r := b.Claim(Capacity("memory", "2Gi"), Capacity("bandwidth", "1G"), AdminAccess()).Spec.Devices.Requests[0].Exactly
+	if r.Capacity == nil || len(r.Capacity.Requests) != 2 {
+		t.Fatalf("capacity %+v", r.Capacity)
+	}
+	if m, bw := r.Capacity.Requests["memory"], r.Capacity.Requests["bandwidth"]; m.String() != "2Gi" || bw.String() != "1G" {
+		t.Fatalf("capacity %+v", r.Capacity)
+	}
+	if plain := b.Claim().Spec.Devices.Requests[0].Exactly; plain.Capacity != nil {
+		t.Fatalf("a request that asks for no capacity must leave the field unset: %+v", plain.Capacity)
+	}
+}

@@ -49,6 +49,30 @@ func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
 	return out
 }
 
+// Shares describes each result's share of a device that allows multiple
+// allocations: "share of <capacity>" with what the result says it consumes
+// of name, or "whole device" for a result with no share ID. A spec compares
+// it whole, so a result that lost its share or its consumed capacity shows.
+func Shares(c *resourceapi.ResourceClaim, name string) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.ShareID == nil {
+			out = append(out, "whole device")
+			continue
+		}
+		q, ok := r.ConsumedCapacity[resourceapi.QualifiedName(name)]
+		if !ok {
+			out = append(out, "share of no "+name)
+			continue
+		}
+		out = append(out, "share of "+q.String())
+	}
+	return out
+}
+
 // RequestsAdminAccess is true when the stored claim still asks for admin access
 // (an apiserver with the gate off drops the field on create).
 func RequestsAdminAccess(c *resourceapi.ResourceClaim) bool {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -40,5 +42,21 @@ func TestRequestsAdminAccessFieldsSayWhatWasStored(t *testing.T) {
 	}}
 	if got := RequestsAdminAccessFields(devices); strings.Join(got, ",") != "true,false,unset,-" {
 		t.Errorf("got %v", got)
+	}
+}
+
+func TestSharesSayWhatEachResultConsumes(t *testing.T) {
+	c := &resourceapi.ResourceClaim{}
+	if Shares(c, "memory") != nil {
+		t.Fatal("no allocation: no shares")
+	}
+	c.Status.Allocation = &resourceapi.AllocationResult{}
+	c.Status.Allocation.Devices.Results = []resourceapi.DeviceRequestAllocationResult{
+		{Device: "whole"},
+		{Device: "shared-0", ShareID: ptr.To(types.UID("s1")), ConsumedCapacity: map[resourceapi.QualifiedName]resource.Quantity{"memory": resource.MustParse("2Gi")}},
+		{Device: "shared-0", ShareID: ptr.To(types.UID("s2"))},
+	}
+	if got, want := Shares(c, "memory"), []string{"whole device", "share of 2Gi", "share of no memory"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Shares = %v, want %v", got, want)
 	}
 }

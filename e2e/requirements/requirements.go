@@ -37,6 +37,7 @@ var All = []Requirement{
 	{"KEP5018-FEATURE-02", "admin access is not exempt from device taints"},
 	{"KEP5018-FEATURE-03", "admin access is authorized and allocated per request, beside a prioritized list"},
 	{"KEP5018-FEATURE-04", "devices under admin access stay available to pods asking for the class's extended resource"},
+	{"KEP5018-FEATURE-05", "admin access ignores ordinary claims' use of a shared device's consumable capacity"},
 	{"KEP5018-GATE-01", "an apiserver without the gate drops the field from new objects and keeps it on existing ones"},
 	{"KEP5018-GATE-02", "every component checks the gate: an apiserver alone cannot grant admin access"},
 	{"KEP5018-GATE-03", "a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"},
