@@ -156,7 +156,7 @@ e2e-release: e2e-cli
 	upgrade=none; \
 	if [ -z "$(EXISTING)" ] && [ "$(UPGRADE)" != 0 ]; then \
 	  t=$$(date +%s%N); \
-	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | ($(TEE) $(OUT)/upgrade-image.out); \
+	  $(BIN)/e2e-cluster upgrade-image --release $(K8S_VERSION) --features $(FEATURES) --labels '$(LABELS)' --source $(UPGRADE_NODE_IMAGE) --out $(OUT) | ($(TEE) $(OUT)/upgrade-image.out); \
 	  upgrade=$$(tail -n 1 $(OUT)/upgrade-image.out); \
 	  printf 'next release node image %s\t%s\n' "$$upgrade" "$$(ms $$t)" >> $$timeline; \
 	fi; \

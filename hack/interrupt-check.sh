@@ -28,6 +28,8 @@ build | assemble) args=(K8S_VERSION=1.34 NODE_IMAGE=build UPGRADE=0 CLUSTER_NAME
 create | specs) ;;
 upgrade) args=(K8S_VERSION=1.35 NODE_IMAGE=present UPGRADE_NODE_IMAGE=present LABELS=upgrade CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
 existing)
+	# The cluster made for the check goes whichever way the check ends.
+	trap 'make --no-print-directory cluster-down CLUSTER_NAME="$name" >/dev/null 2>&1' EXIT
 	make --no-print-directory cluster-up K8S_VERSION=1.35 NODE_IMAGE=present CLUSTER_NAME="$name" >"$log.cluster" 2>&1 || {
 		echo "interrupt-check: could not make the cluster for the check (see $log.cluster)" >&2
 		exit 2
@@ -96,12 +98,13 @@ echo "interrupt-check $stage: SIGINT ${at}s into the run; make exited $rc after 
 # The cluster a run made must be gone; an existing one stays (its driver must not).
 own=""
 [ -n "$existing" ] || own=$(docker ps -a --format '{{.Names}}' | grep -x "$name-control-plane\|$name-worker" || true)
-report containers "$(comm -13 <(echo "$before_c") <(containers))$own"
+# Each list ends in a newline before the next is added, so the last name of
+# one and the first of the other never share a line.
+report containers "$(printf '%s\n%s' "$(comm -13 <(echo "$before_c") <(containers))" "$own" | sed '/^$/d')"
 report mounts "$(comm -13 <(echo "$before_m") <(mounts))"
-report processes "$(comm -13 <(echo "$before_p") <(procs))$left_group"
+report processes "$(printf '%s\n%s' "$(comm -13 <(echo "$before_p") <(procs))" "$left_group" | sed '/^$/d')"
 if [ -n "$existing" ]; then
 	report "driver namespaces" "$(namespaces)"
-	make --no-print-directory cluster-down CLUSTER_NAME="$name" >/dev/null 2>&1
 fi
 [ $left = 0 ] && echo "  nothing left"
 exit $left

@@ -248,7 +248,9 @@ func clearDriverPlace(ctx context.Context, env *Env, driver deploy.Options, prog
 		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
 		return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
 	case deploy.Kept:
-		if driver.Layout != contract.LayoutPlain {
+		// A feature driver (its own namespace, whatever its layout: the
+		// extended group's is plain) is never kept on purpose.
+		if driver.Namespace != env.Driver.Namespace {
 			fmt.Fprintf(progress, "testdriver: removing the %s driver run %q left\n", driver.Layout, labels[deploy.RunLabel])
 			return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
 		}

@@ -157,7 +157,9 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return usageError{err}
 		}
-		if !ok || !wanted {
+		// Under a DRA feature set the upgrade spec is a declared skip
+		// (another release's set names other gates): no image for it.
+		if !ok || !wanted || rel.FeatureSetName != "" {
 			fmt.Println("none")
 			return nil
 		}
