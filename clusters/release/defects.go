@@ -85,7 +85,7 @@ var defects = []Defect{{
 	// 1.34 and 1.35 only with FEATURES=alpha (consumable capacity is alpha
 	// there); stable never has the feature, so it is not listed.
 	Minors:     []string{"1.34", "1.35", "1.36", "1.37"},
-	SeenAt:     []string{"1.35.4", "1.36.3"},
+	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"incubating", "experimental"},
 	Outcome: "the admin-access claim for a device that allows multiple allocations, whose capacity ordinary claims have used up, " +
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
