@@ -99,30 +99,18 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 		})
 	}
 	// upstream's #140729 is in each implementation's own copy of the
-	// counter check, so each shows it (or not) itself.
-	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
-	for _, p := range partitionPromises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			requireNodeAccess(ctx)
-			since := metav1.Now()
-			p.run(ctx, f, parts, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
-		})
+	// counter check, so each shows it (or not) itself; so is its capacity
+	// check. The consumable-capacity need is the cluster's; a move that
+	// takes the feature away from kube-scheduler (stable) has no such
+	// spec, since the device would be an exclusive one to it.
+	begin := func(ctx context.Context) func(context.Context) {
+		requireNodeAccess(ctx)
+		since := metav1.Now()
+		return func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) }
 	}
-	// So is its capacity check. The need is the cluster's; a move that
-	// takes consumable capacity away from kube-scheduler (stable) has no
-	// such spec, since the device would be an exclusive one to it.
-	if !set.Has(release.FeatureConsumableCapacity) {
-		return
-	}
-	shared := newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity)
-	for _, p := range capacityPromises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			requireNodeAccess(ctx)
-			since := metav1.Now()
-			p.run(ctx, f, shared, func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) })
-		})
+	itEach(f, newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices), partitionPromises, begin)
+	if set.Has(release.FeatureConsumableCapacity) {
+		itEach(f, newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity), capacityPromises, begin)
 	}
 }
 

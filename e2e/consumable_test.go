@@ -28,13 +28,7 @@ import (
 // 1Gi, 1Gi for a request that names no amount).
 var _ = framework.Describe("Admin access on a device with consumable capacity", ginkgo.Label("consumable"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := newFramework("consumable")
-	shared := newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity)
-	for _, p := range capacityPromises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			p.run(ctx, f, shared, nil)
-		})
-	}
+	itEach(f, newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity), capacityPromises, nil)
 })
 
 // capacityPromises are the group's specs as bodies, so that the allocators

@@ -25,13 +25,7 @@ import (
 // counter set that fits the whole device once).
 var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label("partitionable"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := newFramework("partitionable")
-	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
-	for _, p := range partitionPromises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			p.run(ctx, f, parts, nil)
-		})
-	}
+	itEach(f, newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices), partitionPromises, nil)
 })
 
 // partitionPromises are the group's specs as bodies, so that the allocators
@@ -48,6 +42,23 @@ var partitionPromises = []featurePromise{
 type featurePromise struct {
 	text, kep string
 	run       func(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context))
+}
+
+// itEach registers one spec per promise, each on the driver instance d.
+// begin, when given, runs first in each spec and returns the check the
+// body calls before it ends (the allocators group's: which implementation
+// allocated); without it the body gets none.
+func itEach(f *framework.Framework, d *featureDriver, promises []featurePromise, begin func(context.Context) func(context.Context)) {
+	for _, p := range promises {
+		ginkgo.It(p.text, func(ctx context.Context) {
+			kep(p.kep)
+			var seen func(context.Context)
+			if begin != nil {
+				seen = begin(ctx)
+			}
+			p.run(ctx, f, d, seen)
+		})
+	}
 }
 
 // The whole device (index 0) and a half of it (index 1).
