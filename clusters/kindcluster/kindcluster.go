@@ -39,9 +39,10 @@ type Options struct {
 	Progress       io.Writer // one line per action
 	// Keep leaves a cluster that failed to come up in place for debugging.
 	Keep bool
-	// LocalRegistries are registries on this machine's loopback
-	// ("localhost:5001") the nodes pull from (registry.go).
-	LocalRegistries []string
+	// PlainHTTPRegistries are registries the nodes pull from over plain
+	// HTTP, on this machine's loopback ("localhost:5001", reached at the
+	// kind network's gateway) or a private address (registry.go).
+	PlainHTTPRegistries []string
 }
 
 // Cluster is a live kind cluster the suite made or attached to.
@@ -107,7 +108,7 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(o.LocalRegistries) > 0 {
+	if len(o.PlainHTTPRegistries) > 0 {
 		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, registryConfigPath)
 	}
 	raw, err := profile.YAML(cfg)
@@ -139,7 +140,9 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 				cluster.CreateWithDisplaySalutation(false))
 		}},
 		{"client", func(ctx context.Context, c *Cluster) error { return c.connect() }},
-		{"local registries", func(ctx context.Context, c *Cluster) error { return c.pointAtLocalRegistries(o.LocalRegistries) }},
+		{"plain-HTTP registries", func(ctx context.Context, c *Cluster) error {
+			return c.pointAtPlainHTTPRegistries(o.PlainHTTPRegistries)
+		}},
 		{"pod network", installPodNetwork},
 		{"nodes ready", waitNodesReady},
 		{"system pods running", waitSystemPods},

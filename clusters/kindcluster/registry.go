@@ -5,16 +5,21 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
 )
 
-// A registry on this machine's loopback ("localhost:5001", where `make
-// registry-up` serves) is not the nodes' loopback: inside a node container
-// localhost is the node. So the nodes' containerd looks registry hosts up in
-// /etc/containerd/certs.d (its config_path, which kind's
-// containerdConfigPatches set before containerd first starts), and for each
-// local registry a hosts.toml sends pulls of that name to the kind network's
-// gateway, this machine, on the same port. Image references stay as the
-// user pushed them.
+// A registry the suite may reach over plain HTTP (registryhost.PlainHTTP:
+// loopback or private) is one the nodes must reach over plain HTTP too, or
+// preflight would accept a reference they cannot pull. Their containerd
+// looks registry hosts up in /etc/containerd/certs.d (its config_path,
+// which kind's containerdConfigPatches set before containerd first starts),
+// and for each such registry a hosts.toml says how: a registry on this
+// machine's loopback ("localhost:5001", where `make registry-up` serves) is
+// not the nodes' loopback (inside a node container localhost is the node),
+// so its pulls go to the kind network's gateway, this machine, on the same
+// port; a private address is reached as it is. Image references stay as
+// the user pushed them.
 
 // registryConfigPath is the containerd patch that turns the hosts
 // directory on (the CRI plugin's name in kind's version 2 config).
@@ -22,36 +27,26 @@ const registryConfigPath = `[plugins."io.containerd.grpc.v1.cri".registry]
   config_path = "/etc/containerd/certs.d"
 `
 
-// LocalRegistryHost is the registry part of an image reference when it
-// names a registry on this machine's loopback ("localhost:5001",
-// "127.0.0.1:5001"), and "" for any other.
-func LocalRegistryHost(ref string) string {
-	host, _, ok := strings.Cut(ref, "/")
-	if !ok || !strings.Contains(host, ":") {
-		return ""
-	}
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		return ""
-	}
-	if h == "localhost" {
-		return host
-	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+// PlainHTTPRegistryHost is the registry part of an image reference when the
+// nodes must reach it over plain HTTP, and "" for any other.
+func PlainHTTPRegistryHost(ref string) string {
+	if host := registryhost.Of(ref); registryhost.PlainHTTP(host) {
 		return host
 	}
 	return ""
 }
 
-// hostsTOML is containerd's hosts.toml sending pulls of host to the same
-// port on gateway, over plain HTTP (a local registry serves no TLS).
-func hostsTOML(host, gateway string) (string, error) {
-	_, port, err := net.SplitHostPort(host)
-	if err != nil {
-		return "", err
+// hostsTOML is containerd's hosts.toml for a plain-HTTP registry at host:
+// a loopback one at the same port of gateway, any other where it is.
+func hostsTOML(host, gateway string) string {
+	endpoint := "http://" + host
+	if registryhost.Loopback(host) {
+		endpoint = "http://" + gateway
+		if _, port, err := net.SplitHostPort(host); err == nil {
+			endpoint = "http://" + net.JoinHostPort(gateway, port)
+		}
 	}
-	endpoint := "http://" + net.JoinHostPort(gateway, port)
-	return fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", endpoint, endpoint), nil
+	return fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", endpoint, endpoint)
 }
 
 // kindGateway is the IPv4 gateway of kind's Docker network: this machine,
@@ -69,9 +64,9 @@ func kindGateway() (string, error) {
 	return "", fmt.Errorf("the kind network has no IPv4 gateway (%q)", strings.TrimSpace(string(out)))
 }
 
-// pointAtLocalRegistries writes a hosts.toml for each local registry host
-// into every node.
-func (c *Cluster) pointAtLocalRegistries(hosts []string) error {
+// pointAtPlainHTTPRegistries writes a hosts.toml for each plain-HTTP registry
+// host into every node.
+func (c *Cluster) pointAtPlainHTTPRegistries(hosts []string) error {
 	if len(hosts) == 0 {
 		return nil
 	}
@@ -84,10 +79,7 @@ func (c *Cluster) pointAtLocalRegistries(hosts []string) error {
 		return err
 	}
 	for _, host := range hosts {
-		toml, err := hostsTOML(host, gateway)
-		if err != nil {
-			return err
-		}
+		toml := hostsTOML(host, gateway)
 		for _, n := range all {
 			path := "/etc/containerd/certs.d/" + host + "/hosts.toml"
 			// containerd reads the folder at each pull: no restart.

@@ -155,12 +155,12 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img.Ref, rel.GitVersion())
 		t := time.Now()
 		var registries []string
-		if host := kindcluster.LocalRegistryHost(cfg.TestdriverImage); host != "" {
+		if host := kindcluster.PlainHTTPRegistryHost(cfg.TestdriverImage); host != "" {
 			registries = append(registries, host)
 		}
 		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img.Ref,
 			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster,
-			LocalRegistries: registries})
+			PlainHTTPRegistries: registries})
 		if err != nil {
 			return sh, err
 		}

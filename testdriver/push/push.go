@@ -5,16 +5,15 @@
 // testdriver/image writes.
 //
 // Plain HTTP is used only for a registry on a loopback or private address
-// (localhost, 127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16, fc00::/7);
-// every other registry is reached over HTTPS, and a redirect to plain HTTP
-// elsewhere is refused.
+// (clusters/registryhost, the rule a cluster the suite creates gives its
+// nodes too); every other registry is reached over HTTPS, and a redirect to
+// plain HTTP elsewhere is refused.
 package push
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -25,29 +24,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
-)
 
-// plainHTTPAllowed says whether host ("h", "h:port", "[v6]" or
-// "[v6]:port") is on a loopback or private address.
-func plainHTTPAllowed(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	} else {
-		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	}
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && (ip.IsLoopback() || ip.IsPrivate())
-}
+	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
+)
 
 // nameOptions mark a reference's registry insecure (plain HTTP allowed)
 // when it is on a loopback or private address.
 func nameOptions(ref string) []name.Option {
 	host, _, _ := strings.Cut(ref, "/")
-	if plainHTTPAllowed(host) {
+	if registryhost.PlainHTTP(host) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
@@ -67,7 +52,7 @@ func (e errPlainHTTP) Error() string {
 type httpsOnly struct{ next http.RoundTripper }
 
 func (t httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "https" && !plainHTTPAllowed(req.URL.Host) {
+	if req.URL.Scheme != "https" && !registryhost.PlainHTTP(req.URL.Host) {
 		return nil, errPlainHTTP{req.URL.Host}
 	}
 	return t.next.RoundTrip(req)
