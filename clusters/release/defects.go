@@ -65,12 +65,15 @@ const DefectAdminConsumesCounters DefectCase = "kubernetes/kubernetes#140729 cou
 // "runs for an admin request"); the fix proposed there covers only the counters.
 const DefectAdminConsumesCapacity DefectCase = "kubernetes/kubernetes#140729 capacity"
 
-const issue140729 = "kubernetes/kubernetes#140729"
+const (
+	issue140729 = "kubernetes/kubernetes#140729"
+	title140729 = "DRA: AdminAccess consumes counters"
+)
 
 var defects = []Defect{{
 	Case:       DefectAdminConsumesCounters,
 	Issue:      issue140729,
-	Title:      "DRA: AdminAccess consumes counters",
+	Title:      title140729,
 	Minors:     []string{"1.35", "1.36", "1.37"},
 	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"stable", "incubating", "experimental"},
@@ -80,7 +83,7 @@ var defects = []Defect{{
 }, {
 	Case:  DefectAdminConsumesCapacity,
 	Issue: issue140729,
-	Title: "DRA: AdminAccess consumes counters",
+	Title: title140729,
 	Where: "the capacity case, named in the issue's thread (comment of 2026-08-01)",
 	// 1.34 and 1.35 only with FEATURES=alpha (consumable capacity is alpha
 	// there); stable never has the feature, so it is not listed.

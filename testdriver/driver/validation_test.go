@@ -20,12 +20,13 @@ func TestEveryLayoutPassesTheAPIServersValidation(t *testing.T) {
 	for _, layout := range contract.Layouts {
 		d := newDriver(t)
 		d.Layout = layout
-		for i, sl := range d.Resources().Pools["node-1"].Slices {
+		slices := d.Resources().Pools["node-1"].Slices
+		for i, sl := range slices {
 			v1 := &resourceapi.ResourceSlice{
 				ObjectMeta: metav1.ObjectMeta{Name: "node-1-" + string(layout)},
 				Spec: resourceapi.ResourceSliceSpec{
 					Driver:         name,
-					Pool:           resourceapi.ResourcePool{Name: "node-1", ResourceSliceCount: int64(len(d.Resources().Pools["node-1"].Slices))},
+					Pool:           resourceapi.ResourcePool{Name: "node-1", ResourceSliceCount: int64(len(slices))},
 					Devices:        sl.Devices,
 					SharedCounters: sl.SharedCounters,
 				},
