@@ -87,18 +87,19 @@ testdriver-push:
 	@[ -n "$(REGISTRY)" ] || { echo "testdriver-push: give REGISTRY=host/path (for example localhost:$(REGISTRY_PORT)/dra after make registry-up)" >&2; exit 2; }
 	@go run ./testdriver/cmd/testdriver-push --registry '$(REGISTRY)' --out $(OUT)/testdriver
 
-# registry-up serves an OCI registry on this machine, the CNCF distribution
-# registry built from its Go module (a tool of go.mod), on every address at
-# REGISTRY_PORT so that kind's nodes reach it at their network's gateway;
-# registry-down stops it. Its data stays under _output/registry.
+# registry-up serves an OCI registry on this machine (testdriver-registry:
+# the CNCF distribution registry's handler, built from its Go module). It has
+# no authentication, so it listens only on the loopback at REGISTRY_PORT and,
+# once kind's network exists, on that network's gateway, where kind's nodes
+# reach this machine; registry-down stops it. Its data stays under
+# _output/registry.
 registry-up:
 	@mkdir -p $(OUT)/registry $(BIN); \
 	if [ -f $(OUT)/registry/pid ] && kill -0 "$$(cat $(OUT)/registry/pid)" 2>/dev/null; then echo "registry-up: serving already on localhost:$(REGISTRY_PORT)"; exit 0; fi; \
-	go build -o $(BIN)/registry github.com/distribution/distribution/v3/cmd/registry; \
-	REGISTRY_HTTP_ADDR=0.0.0.0:$(REGISTRY_PORT) REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY=$(OUT)/registry/data \
-	  setsid $(BIN)/registry serve hack/registry.yml > $(OUT)/registry/registry.log 2>&1 < /dev/null & echo $$! > $(OUT)/registry/pid; \
+	go build -o $(BIN)/testdriver-registry ./testdriver/cmd/testdriver-registry || exit 1; \
+	setsid $(BIN)/testdriver-registry --port $(REGISTRY_PORT) --root $(OUT)/registry/data > $(OUT)/registry/registry.log 2>&1 < /dev/null & echo $$! > $(OUT)/registry/pid; \
 	for i in $$(seq 1 30); do \
-	  if curl -fsS -o /dev/null http://localhost:$(REGISTRY_PORT)/v2/; then echo "registry-up: serving on localhost:$(REGISTRY_PORT) (log: $(OUT)/registry/registry.log)"; exit 0; fi; \
+	  if curl -fsS -o /dev/null http://localhost:$(REGISTRY_PORT)/v2/; then echo "registry-up: serving on localhost:$(REGISTRY_PORT) and, for kind's nodes, on the kind network's gateway (log: $(OUT)/registry/registry.log)"; exit 0; fi; \
 	  kill -0 "$$(cat $(OUT)/registry/pid)" 2>/dev/null || break; sleep 1; \
 	done; \
 	echo "registry-up: the registry did not answer on localhost:$(REGISTRY_PORT) (see $(OUT)/registry/registry.log)" >&2; exit 1

@@ -6,7 +6,8 @@
 # mounts, processes of the run's kinds, and, against an existing cluster, the
 # driver's namespaces. It exits 1 when anything was left.
 #
-#   build     the offline node image build, compiling (K8S_VERSION=1.34, NODE_IMAGE=build)
+#   build     the offline node image build, compiling (K8S_VERSION=1.33, NODE_IMAGE=build:
+#             kind publishes no 1.33 image, so that build is the one users meet)
 #   assemble  the same build, its privileged build container running (minutes in)
 #   create    kind creating the cluster (its control-plane container exists)
 #   specs     the specs (the first has finished)
@@ -24,7 +25,7 @@ mkdir -p "$(dirname "$log")"
 args=(K8S_VERSION=1.35 NODE_IMAGE=present UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage")
 existing=""
 case $stage in
-build | assemble) args=(K8S_VERSION=1.34 NODE_IMAGE=build UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
+build | assemble) args=(K8S_VERSION=1.33 NODE_IMAGE=build UPGRADE=0 CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
 create | specs) ;;
 upgrade) args=(K8S_VERSION=1.35 NODE_IMAGE=present UPGRADE_NODE_IMAGE=present LABELS=upgrade CLUSTER_NAME="$name" ARTIFACTS="$PWD/_output/interrupt/artifacts-$stage") ;;
 existing)
@@ -43,8 +44,12 @@ existing)
 	;;
 esac
 
-# The kinds of process a run starts; anything of these the run leaves is a leak.
-procs() { ps -eo pid=,args= | grep -E 'ginkgo|e2e\.test|/e2e-cluster|debootstrap|docker (exec|run|build|cp|save|load)|kind (create|delete)|testdriver-image|go-build' | grep -v -E 'grep|interrupt-check' | awk '{$1=""; print}' | sort; }
+# The kinds of process a run starts; anything of these the run leaves is a
+# leak. Only this session's count (the run stays in it; what it starts in
+# containers is counted as containers): a build someone else runs on the
+# machine at the same time is not the run's.
+session=$(ps -o sid= $$ | tr -d ' ')
+procs() { ps -eo pid=,sid=,args= | awk -v s="$session" '$2 == s { $2 = ""; print }' | grep -E 'ginkgo|e2e\.test|/e2e-cluster|debootstrap|docker (exec|run|build|cp|save|load)|kind (create|delete)|testdriver-image|go-build' | grep -v -E 'grep|interrupt-check' | awk '{$1=""; print}' | sort; }
 containers() { docker ps -a --format '{{.Names}}' | grep -v -x "$name-control-plane\|$name-worker" | sort; }
 mounts() { findmnt -rn -o TARGET | sort; }
 namespaces() { docker exec "$name-control-plane" kubectl --kubeconfig /etc/kubernetes/admin.conf get namespaces -o name | grep 'namespace/dra-testdriver' | sort; true; }

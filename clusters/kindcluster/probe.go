@@ -179,8 +179,8 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, w componentW
 		return done, err
 	})
 	if err != nil {
-		return fmt.Errorf("%s did not come back %s within %s (last seen: %s; %s); its last log lines:\n%s",
-			comp, what, SwitchTimeout, seen, last, c.componentLog(cp, comp))
+		return fmt.Errorf("%s did not come back %s %s (last seen: %s; %s); its last log lines:\n%s",
+			comp, what, inTime(ctx, SwitchTimeout), seen, last, c.componentLog(cp, comp))
 	}
 	return nil
 }

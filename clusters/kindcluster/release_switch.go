@@ -306,7 +306,7 @@ func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesour
 		return good >= settledFor, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the control plane did not settle on Kubernetes %s within %s (last seen: %s)", bits.Release.Version, SwitchTimeout, seen)
+		return fmt.Errorf("the control plane did not settle on Kubernetes %s %s (last seen: %s)", bits.Release.Version, inTime(ctx, SwitchTimeout), seen)
 	}
 	return nil
 }
@@ -359,7 +359,7 @@ func (c *Cluster) waitKubeletVersion(ctx context.Context, node, version string) 
 		return ready && n.Status.NodeInfo.KubeletVersion == version, nil
 	})
 	if err != nil {
-		return fmt.Errorf("node %s did not report a Ready kubelet %s within %s (last seen: %s)", node, version, SwitchTimeout, seen)
+		return fmt.Errorf("node %s did not report a Ready kubelet %s %s (last seen: %s)", node, version, inTime(ctx, SwitchTimeout), seen)
 	}
 	return nil
 }

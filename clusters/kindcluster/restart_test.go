@@ -1,6 +1,7 @@
 package kindcluster
 
 import (
+	"context"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -150,5 +151,18 @@ func TestBriefSaysWhetherTheProcessServesAndItsFirstFailedCheck(t *testing.T) {
 		if got := tc.p.brief(); got != tc.want {
 			t.Errorf("brief(%+v) = %q, want %q", tc.p, got, tc.want)
 		}
+	}
+}
+
+// A wait the run stopped (Ctrl-C) must not read as a component that did
+// not come back in time.
+func TestInTimeTellsAnInterruptFromATimeout(t *testing.T) {
+	if got := inTime(context.Background(), 3*time.Minute); got != "within 3m0s" {
+		t.Errorf("running context: %q", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := inTime(ctx, 3*time.Minute); got != "before the run stopped waiting (context canceled)" {
+		t.Errorf("cancelled context: %q", got)
 	}
 }

@@ -20,6 +20,16 @@ import (
 // fails within it with its own log line.
 var SwitchTimeout = 3 * time.Minute
 
+// inTime says how a bounded wait under ctx ended, for its error: "within"
+// the timeout, or stopped because ctx ended first (an interrupted run),
+// which is no verdict on the component.
+func inTime(ctx context.Context, timeout time.Duration) string {
+	if err := ctx.Err(); err != nil {
+		return fmt.Sprintf("before the run stopped waiting (%v)", err)
+	}
+	return fmt.Sprintf("within %s", timeout)
+}
+
 // SetAdminAccess switches DRAAdminAccess in one component of the live cluster
 // and waits until that component runs with the new flag. It returns how long
 // that took (nothing restarts, and it returns at once, where the value is
@@ -240,7 +250,7 @@ func restartKubelet(ctx context.Context, n nodes.Node, before string, args ...st
 		return pid != "" && pid != "0" && pid != old && health == "ok", nil
 	})
 	if err != nil {
-		return fmt.Errorf("the kubelet on %s did not come back within %s (last seen: %s); its last log lines:\n%s", n, SwitchTimeout, seen, kubeletJournal(n))
+		return fmt.Errorf("the kubelet on %s did not come back %s (last seen: %s); its last log lines:\n%s", n, inTime(ctx, SwitchTimeout), seen, kubeletJournal(n))
 	}
 	return nil
 }
