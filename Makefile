@@ -16,6 +16,15 @@ K8S_VERSIONS ?= $(K8S_VERSION)
 PROFILE      ?= default
 FEATURES     ?= defaults
 TESTDRIVER_IMAGE ?=
+# A DRA driver of your own on an existing cluster (KUBECONFIG=...): its
+# name and the DeviceClass of its devices; a command that must succeed in a
+# container given a device with admin access; the image the pods run.
+DRIVER       ?=
+DEVICE_CLASS ?=
+ADMIN_CHECK  ?=
+WORKLOAD_IMAGE ?=
+# A command is passed through the environment, where its quotes stay its own.
+export ADMIN_CHECK WORKLOAD_IMAGE
 REGISTRY     ?=
 REGISTRY_PORT ?= 5001
 LABELS       ?=
@@ -47,7 +56,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -109,6 +118,11 @@ registry-up:
 registry-e2e: docker-up e2e-cli
 	@bash hack/registry-e2e.sh
 
+# vendor-e2e: the specs that hold for any driver, run with DRIVER and
+# DEVICE_CLASS against upstream's DRA test driver on a kind cluster.
+vendor-e2e: docker-up e2e-cli
+	@bash hack/vendor-e2e.sh
+
 registry-down:
 	@if [ -f $(OUT)/registry/pid ]; then kill "$$(cat $(OUT)/registry/pid)" 2>/dev/null || true; rm -f $(OUT)/registry/pid; echo "registry-down: stopped"; fi
 
@@ -125,7 +139,7 @@ preflight:
 	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --testdriver-image '$(TESTDRIVER_IMAGE)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
-	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' $(EXISTING)
+	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' $(EXISTING)
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
 # Ctrl-C ends the release that runs (Ginkgo cleans up) and runs no other.
@@ -173,7 +187,7 @@ e2e-release: e2e-cli
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)' --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
-	  --timeline-file=$$timeline \
+	  --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)' \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster) \
 	  2>&1 | ($(TEE) $(ARTIFACTS)/$(K8S_VERSION)/e2e.log)
 

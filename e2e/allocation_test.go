@@ -18,7 +18,6 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
-	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // allocatedClaim waits until the claim is allocated and returns it.
@@ -63,7 +62,7 @@ var corePromises = []allocationPromise{
 	{text: "allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", kep: "admin access reaches devices already in use without taking them", run: adminGetsDeviceInUse, labels: ginkgo.Label("driver")},
 	{text: "still allocates to an ordinary claim a device that an admin-access claim holds", kep: "devices under admin access stay available to ordinary claims", run: ordinaryGetsAdminsDevice},
 	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
-	{text: "runs a DaemonSet whose pods ask for admin access on every node while ordinary pods hold every device, each pod told DRA_ADMIN_ACCESS=true", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
+	{text: "runs a DaemonSet whose pods ask for admin access on every node with devices while ordinary pods hold every device, each pod given them all with admin access", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
 }
 
 // allocationPromise is one spec body with its sentence and KEP requirement.
@@ -76,7 +75,7 @@ type allocationPromise struct {
 // Serial: these specs aim at particular devices, or at every device of a node;
 // ordinary claims of specs running alongside would take those devices.
 var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), framework.WithSerial(), func() {
-	f := newFramework("allocation")
+	f := newAnyDriverFramework("allocation")
 
 	for _, p := range corePromises {
 		ginkgo.It(p.text, p.labels, func(ctx context.Context) {
@@ -265,51 +264,59 @@ func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string
 
 func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
-	node := anyWorker(ctx)
-	ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.DeviceIndex(0))
-	gomega.Expect(ordinaryVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	node := devicesNode(ctx)
+	// The ordinary claim holds every device of the node, so whichever one
+	// the admin-access claim gets is in use: this reads the same for any
+	// driver, whose devices need no attribute to be told apart.
+	ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.AllDevices())
+	gomega.Expect(ordinary.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	expectAdminAccessSeen(ctx, ordinaryPod, builder.WorkloadContainer, ordinaryVars, false, "the ordinary pod")
 	before := snapshot(ctx, ordinaryPod)
 
 	labelForAdmin(ctx, f.Namespace.Name)
-	adminPod, admin, adminVars := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess())
-	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(observe.AllocatedDevices(ordinary)), "the same device")
+	adminPod, admin, adminVars := runOn(ctx, b, node, builder.AdminAccess())
+	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.HaveLen(1))
+	gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.ContainElement(observe.AllocatedDevices(admin)[0]), "a device the ordinary claim holds")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-	gomega.Expect(adminVars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(0)), string(admin.UID)))
+	expectAdminAccessSeen(ctx, adminPod, builder.WorkloadContainer, adminVars, true, "the admin-access pod")
+	expectDevicesSeen(adminVars, admin)
 	expectUndisturbed(ctx, ordinaryPod, before)
 
 	// Releasing the admin-access claim must not release what the ordinary
 	// claim holds.
-	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for the device still waits")
+	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for a device of the node still waits")
 	deletePod(ctx, adminPod)
 	deleteClaim(ctx, admin)
-	second, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(0)))
+	second, err := b.CreateClaim(ctx, b.Claim())
 	framework.ExpectNoError(err)
 	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(second)), node))
 	framework.ExpectNoError(err)
-	expectUnschedulable(ctx, b, fmt.Sprintf("device %s is still %s's, whose pod %s runs", contract.DeviceName(0), ordinary.Name, ordinaryPod.Name),
+	expectUnschedulable(ctx, b, fmt.Sprintf("every device of %s is still %s's, whose pod %s runs", node, ordinary.Name, ordinaryPod.Name),
 		waitingPod{waiting, second.Name})
 	expectUndisturbed(ctx, ordinaryPod, before)
 }
 
 func ordinaryGetsAdminsDevice(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
-	node := anyWorker(ctx)
+	node := devicesNode(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
-	adminPod, admin, _ := runOn(ctx, b, node, builder.DeviceIndex(1), builder.AdminAccess())
+	// The admin-access claim has every device of the node, so the ordinary
+	// claim's device is one of them, whichever it is.
+	adminPod, admin, _ := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
 	before := snapshot(ctx, adminPod)
-	_, ordinary, vars := runOn(ctx, b, node, builder.DeviceIndex(1))
-	gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.Equal(observe.AllocatedDevices(admin)))
+	pod, ordinary, vars := runOn(ctx, b, node)
+	gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.HaveLen(1))
+	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ContainElement(observe.AllocatedDevices(ordinary)[0]), "a device the admin-access claim has")
 	gomega.Expect(observe.AdminAccessResults(ordinary)).To(gomega.Equal([]bool{false}))
-	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the ordinary pod")
 	expectUndisturbed(ctx, adminPod, before)
 }
 
 func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
-	node := anyWorker(ctx)
+	node := devicesNode(ctx)
 	holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
-	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices), "the ordinary claim holds every device of %s", node)
+	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
 	before := snapshot(ctx, holder)
 
 	labelForAdmin(ctx, f.Namespace.Name)
@@ -317,47 +324,44 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	adminBefore := snapshot(ctx, adminPod)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ConsistOf(observe.AllocatedDevices(held)))
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.HaveEach(true))
-	for i := 0; i < env.Driver.Devices; i++ {
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(contract.DeviceName(i)), string(admin.UID)))
-	}
-	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+	expectDevicesSeen(vars, admin)
+	expectAdminAccessSeen(ctx, adminPod, builder.WorkloadContainer, vars, true, "the admin-access pod")
 	expectUndisturbed(ctx, holder, before)
 
 	ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
 	deletePod(ctx, holder)
 	deleteClaim(ctx, held)
-	_, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
+	nextPod, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
 	gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
 		"an admin-access claim never counts as holding a device")
 	gomega.Expect(observe.AdminAccessResults(next)).To(gomega.HaveEach(false))
-	gomega.Expect(nextVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	expectAdminAccessSeen(ctx, nextPod, builder.WorkloadContainer, nextVars, false, "the new ordinary pod")
 	expectUndisturbed(ctx, adminPod, adminBefore)
 }
 
 func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
+	nodes := deviceNodes(ctx)
 	var holders []*corev1.Pod
 	var before []podSnapshot
-	for _, n := range nodes.Items {
+	for _, n := range nodes {
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AllDevices()))
 		framework.ExpectNoError(err)
-		pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n.Name)
+		pod := builder.OnNode(b.Pod(builder.UsingClaim(claim)), n)
 		builder.ToleratingAllTaints(&pod.Spec)
 		pod, err = b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
-		gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(env.Driver.Devices),
-			"the ordinary claim holds every device of %s", n.Name)
+		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), false, "ordinary pod on "+n)
+		gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(n)),
+			"the ordinary claim holds every device of %s", n)
 		holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
 	}
 
 	labelForAdmin(ctx, f.Namespace.Name)
 	tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.AllDevices()))
 	framework.ExpectNoError(err)
-	ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
-	want := int32(len(nodes.Items))
+	ds := createDaemonSet(ctx, b, "admin-monitor", tmpl, nodes...)
+	want := int32(len(nodes))
 	gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
 		d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
 		if err != nil {
@@ -372,10 +376,11 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	framework.ExpectNoError(err)
 	gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
 	for i := range pods.Items {
-		vars := expectRunning(ctx, b, &pods.Items[i])
-		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "DaemonSet pod %s on %s", pods.Items[i].Name, pods.Items[i].Spec.NodeName)
-		claim := podClaim(ctx, b, &pods.Items[i])
-		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(env.Driver.Devices), gomega.HaveEach(true)))
+		pod := &pods.Items[i]
+		vars := expectRunning(ctx, b, pod)
+		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, true, fmt.Sprintf("DaemonSet pod %s on %s", pod.Name, pod.Spec.NodeName))
+		claim := podClaim(ctx, b, pod)
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(devicesOn(pod.Spec.NodeName)), gomega.HaveEach(true)))
 	}
 	expectAllUndisturbed(ctx, holders, before)
 }

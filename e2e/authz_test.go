@@ -77,7 +77,7 @@ func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builde
 // the other process runs everything else meanwhile. Last in line, it kept the
 // other process idle for 20 s.
 var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), ginkgo.SpecPriority(1), func() {
-	f := newFramework("authz")
+	f := newAnyDriverFramework("authz")
 
 	ginkgo.It("keeps claims made before the label was removed working through their whole life, denies new ones, and refuses to newly allocate admin access until the label is back", func(ctx context.Context) {
 		kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked")
@@ -87,7 +87,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, pod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s of an admin-access claim in a labelled namespace", pod.Name)
+		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), true, "the pod of an admin-access claim in a labelled namespace")
 		before := snapshot(ctx, pod)
 
 		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")
@@ -106,7 +106,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		ginkgo.By("a second pod uses the claim while unlabelled: kube-scheduler reserves the allocated claim for it too, the admin allocation unchanged")
 		second, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		gomega.Expect(expectRunning(ctx, b, second)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s, a second user of claim %s", second.Name, claim.Name)
+		expectAdminAccessSeen(ctx, second, builder.WorkloadContainer, expectRunning(ctx, b, second), true, "a second user of the claim")
 		shared, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(reservedFor(shared)).To(gomega.ConsistOf(pod.Name, second.Name), "status.reservedFor of claim %s", claim.Name)
@@ -144,7 +144,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 
 		ginkgo.By("the label is back: the waiting pod gets admin access, and the claim's whole life works again")
 		labelForAdmin(ctx, f.Namespace.Name)
-		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+		expectAdminAccessSeen(ctx, waiting, builder.WorkloadContainer, expectRunning(ctx, b, waiting), true, "the pod that waited for the label")
 		stored = allocatedClaim(ctx, b, claim.Name)
 		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
 		deletePod(ctx, waiting)
@@ -182,8 +182,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		for _, pc := range []builder.PodClaim{builder.UsingClaim(claim), builder.FromTemplate(tmpl)} {
 			pod, err := b.CreatePod(ctx, b.Pod(pc))
 			framework.ExpectNoError(err)
-			vars := expectRunning(ctx, b, pod)
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"), "pod %s", pod.Name)
+			expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), false, "pod "+pod.Name)
 			allocated := podClaim(ctx, b, pod)
 			gomega.Expect(observe.AdminAccessResults(allocated)).To(gomega.Equal([]bool{false}), "status.allocation.devices.results[].adminAccess of claim %s", allocated.Name)
 			gomega.Expect(observe.RequestsAdminAccessFields(allocated.Spec.Devices)).To(gomega.Equal([]string{"false"}), "claim %s's requests[].adminAccess as stored", allocated.Name)
@@ -242,6 +241,8 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 
 	ginkgo.It("checks every request, not only the first: admin access asked on a later request is denied at that request's field path, and once labelled each container sees DRA_ADMIN_ACCESS of its own request", func(ctx context.Context) {
 		kep("admin access only in namespaces labelled by an admin, for every request of a claim or template")
+		// Its requests aim at devices by the bundled driver's index attribute.
+		requireBundledDriver(ctx)
 		b := newBuilder(f)
 		// The admin request aims at device 0, which it may share; the ordinary
 		// one keeps off it, so the spec never waits for a device another

@@ -276,10 +276,13 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 
 // createDaemonSet runs, on every node (control plane included), a pod whose
 // claim the controller makes from tmpl. Its pods carry the label app=name.
-func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate) *appsv1.DaemonSet {
+func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate, onNodes ...string) *appsv1.DaemonSet {
 	ginkgo.GinkgoHelper()
 	spec := b.PodSpec(builder.FromTemplate(tmpl))
 	builder.ToleratingAllTaints(&spec)
+	if len(onNodes) > 0 { // only where the class has devices
+		builder.OnNodes(&spec, onNodes...)
+	}
 	labels := map[string]string{"app": name}
 	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -77,6 +77,10 @@ func init() {
 	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
 	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
 	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
+	flag.StringVar(&cfg.Driver, "driver", envOr("DRIVER", ""), "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver")
+	flag.StringVar(&cfg.DeviceClass, "device-class", envOr("DEVICE_CLASS", ""), "the DeviceClass that selects that driver's devices")
+	flag.StringVar(&cfg.AdminCheck, "admin-check", envOr("ADMIN_CHECK", ""), "a shell command that must succeed in a container given a device with admin access (with --driver)")
+	flag.StringVar(&cfg.WorkloadImage, "workload-image", envOr("WORKLOAD_IMAGE", ""), "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)")
 	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
 }
 
@@ -110,6 +114,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
+	if err := testenv.CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 	if err := checkLabelFilter(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
@@ -117,6 +125,9 @@ func TestMain(m *testing.M) {
 	if cfg.Kubeconfig != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := testenv.Preflight(ctx, cfg.Kubeconfig, cfg.Release)
+		if err == nil {
+			err = testenv.PreflightVendor(ctx, cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass)
+		}
 		cancel()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)

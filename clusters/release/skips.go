@@ -37,6 +37,10 @@ const (
 	// NeedOtherAllocators: an allocator implementation besides the one the
 	// release's defaults select that kube-scheduler can use for admin access.
 	NeedOtherAllocators Need = "other-allocators"
+	// NeedBundledDriver: the suite's own test driver, whose contract the
+	// spec reads (device names and attributes, counts, layouts, what the
+	// workload prints of its devices).
+	NeedBundledDriver Need = "bundled-driver"
 )
 
 // Mode is how this run reaches its cluster.
@@ -47,6 +51,9 @@ type Mode struct {
 	NodeAccess bool
 	// UpgradeImage: the next release's node image was given (make e2e gets it unless UPGRADE=0).
 	UpgradeImage bool
+	// VendorDriver: the run claims the devices of a driver the user named
+	// (DRIVER, DEVICE_CLASS) instead of installing the bundled one.
+	VendorDriver bool
 }
 
 // declaredSkip is one row: when a Need cannot be had, and the reason the report shows.
@@ -113,6 +120,9 @@ var declaredSkips = []declaredSkip{
 	{NeedOtherAllocators, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("Kubernetes %s's kube-scheduler has one structured allocator implementation to use for admin access", r.Minor), len(r.Allocators) == 1
 	}, "the release's kube-scheduler has one allocator implementation to use for admin access (1.33)"},
+	{NeedBundledDriver, func(_ Release, m Mode) (string, bool) {
+		return "the run claims the devices of the driver given with DRIVER and DEVICE_CLASS; this spec reads what the bundled test driver promises (its device names and attributes, layouts, what its workload prints)", m.VendorDriver
+	}, "a driver of your own was given (`DRIVER`, `DEVICE_CLASS`)"},
 	{NeedMetricsEndpoints, func(_ Release, m Mode) (string, bool) {
 		return existingCluster + "the control plane's metric endpoints cannot be reached", m.Existing
 	}, "the cluster was given with --kubeconfig and its endpoints do not answer"},

@@ -46,6 +46,9 @@ func TestDeclaredSkips(t *testing.T) {
 		{"existing nodes", r135, NeedNodeAccess, existing, true, "not a kind cluster"},
 		{"existing kind nodes", r135, NeedNodeAccess, existingKind, false, ""},
 		{"unknown need", r135, Need("nothing"), existing, false, ""},
+		// A driver of the user's own.
+		{"vendor driver", r135, NeedBundledDriver, Mode{Existing: true, VendorDriver: true}, true, "DRIVER and DEVICE_CLASS"},
+		{"bundled driver", r135, NeedBundledDriver, existing, false, ""},
 	}
 	for _, c := range cases {
 		why, skip := c.r.DeclaredSkip(c.n, c.m)

@@ -32,8 +32,11 @@ type Builder struct {
 	Class      string // DeviceClass of the driver under test
 	DriverName string
 	Image      string // the workload image
-	Client     kubernetes.Interface
-	DRA        *draclient.Client
+	// Command keeps a pod of Image running where it is not the bundled
+	// workload image (nil: that image's /workload).
+	Command []string
+	Client  kubernetes.Interface
+	DRA     *draclient.Client
 	// Prefix starts every name the builder makes, so that two builders can
 	// share a namespace (a feature driver's beside the suite's).
 	Prefix string
@@ -219,12 +222,21 @@ func (b *Builder) Pod(claims ...PodClaim) *corev1.Pod {
 	return pod
 }
 
+// command is what the workload container runs: Command where set (the
+// image of a driver's user), else the bundled image's workload.
+func (b *Builder) command() []string {
+	if b.Command != nil {
+		return b.Command
+	}
+	return []string{"/workload"}
+}
+
 // PodSpec is the spec Pod uses, for DaemonSets and other owners.
 func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(1)),
 		Containers: []corev1.Container{{
-			Name: WorkloadContainer, Image: b.Image, Command: []string{"/workload"},
+			Name: WorkloadContainer, Image: b.Image, Command: b.command(),
 			ImagePullPolicy: corev1.PullIfNotPresent,
 		}},
 	}
@@ -255,6 +267,16 @@ func (b *Builder) ContainerPerRequest(claim PodClaim, requests ...string) *corev
 func OnNode(pod *corev1.Pod, node string) *corev1.Pod {
 	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
 	return pod
+}
+
+// OnNodes keeps the pods of spec to those nodes (a DaemonSet's to the
+// nodes where a driver publishes devices).
+func OnNodes(spec *corev1.PodSpec, nodes ...string) {
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: nodes}},
+		}}},
+	}}
 }
 
 // ToleratingAllTaints lets pods of spec run on any node, the control plane

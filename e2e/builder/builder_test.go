@@ -97,3 +97,22 @@ func TestCapacityAsksForAShare(t *testing.T) {
 		t.Fatalf("a request that asks for no capacity must leave the field unset: %+v", plain.Capacity)
 	}
 }
+
+// A pod of a user's own image runs the command it is given; the bundled
+// image runs its workload. OnNodes keeps pods to the nodes named.
+func TestWorkloadCommandAndNodes(t *testing.T) {
+	b := &Builder{Namespace: "ns", Image: "img:1"}
+	if c := b.PodSpec().Containers[0].Command; len(c) != 1 || c[0] != "/workload" {
+		t.Errorf("bundled image: command %v", c)
+	}
+	b.Command = []string{"sh", "-c", "exec sleep 86400"}
+	spec := b.PodSpec()
+	if c := spec.Containers[0].Command; len(c) != 3 || c[2] != "exec sleep 86400" {
+		t.Errorf("own image: command %v", c)
+	}
+	OnNodes(&spec, "a", "b")
+	req := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+	if req.Key != "kubernetes.io/hostname" || req.Operator != "In" || len(req.Values) != 2 || req.Values[1] != "b" {
+		t.Errorf("affinity %+v", req)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	draclient "k8s.io/dynamic-resource-allocation/client"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
@@ -90,4 +91,38 @@ func checkReachable(ctx context.Context, path string) error {
 		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
 	}
 	return nil
+}
+
+// CheckVendorArgs checks the names of a driver of the user's own, without
+// a cluster: both or neither, and only with an existing cluster.
+func CheckVendorArgs(kubeconfig, driver, class string) error {
+	if driver == "" && class == "" {
+		return nil
+	}
+	if driver == "" || class == "" {
+		return fmt.Errorf("DRIVER=%q DEVICE_CLASS=%q: a driver of your own needs both, the driver's name and a DeviceClass that selects its devices", driver, class)
+	}
+	if kubeconfig == "" {
+		return fmt.Errorf("DRIVER=%s: a driver of your own runs on your cluster; give it with KUBECONFIG=path on the make command line", driver)
+	}
+	return nil
+}
+
+// PreflightVendor checks a driver of the user's own on its cluster before
+// anything is built: a class that exists and selects devices the driver
+// publishes on its nodes.
+func PreflightVendor(ctx context.Context, kubeconfig, driver, class string) error {
+	if err := CheckVendorArgs(kubeconfig, driver, class); err != nil || driver == "" {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = readVendorDriver(ctx, draclient.New(client), driver, class)
+	return err
 }

@@ -54,6 +54,10 @@ type Config struct {
 	// UpgradeNodeImage is the next release's node image, the source of the
 	// in-place upgrade spec; empty skips that spec.
 	UpgradeNodeImage string
+	// Driver and DeviceClass name a DRA driver of the user's own on an
+	// existing cluster (see VendorDriver); AdminCheck and WorkloadImage go
+	// with them.
+	Driver, DeviceClass, AdminCheck, WorkloadImage string
 }
 
 // Shared is what process 1 hands to every parallel process.
@@ -66,6 +70,9 @@ type Shared struct {
 	Owned          bool // the suite created the cluster and may switch its gates
 	Kind           bool // a kind cluster whose nodes the suite can reach
 	Driver         deploy.Options
+	// Vendor is set when the run claims the devices of the user's own
+	// driver; Driver then names that driver and class, and installs nothing.
+	Vendor *VendorDriver
 	// DriverWasThere: a run told to keep it had installed the bundled
 	// driver before this one (a kept cluster); this run replaces it with its
 	// own and leaves that in place.
@@ -187,25 +194,12 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 		sh.Components["node image"] = sh.NodeImage
 	}
 
-	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
-	if cfg.TestdriverImage != "" {
-		// From a registry: every node pulls it when a pod first needs it.
-		built = image.Built{Tag: cfg.TestdriverImage}
-		fmt.Fprintf(progress, "testdriver: image %s, pulled by the nodes from its registry\n", built.Tag)
-	} else if built.Archive == "" {
-		t := time.Now()
-		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
-			return sh, err
-		}
-		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
-		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image build", t))
+	if cfg.Driver != "" {
+		return setupVendor(ctx, cfg, sh, env, c, progress)
 	}
-	if c != nil && built.Archive != "" {
-		t := time.Now()
-		if err := c.LoadImageArchive(built.Archive); err != nil {
-			return sh, err
-		}
-		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image load", t))
+	built, err := driverImage(cfg, c, &sh, progress)
+	if err != nil {
+		return sh, err
 	}
 	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
 	if c != nil {
@@ -224,6 +218,64 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	}
 	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
 	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
+	return sh, nil
+}
+
+// driverImage is the bundled driver and workload image where the nodes get
+// it: pulled from a registry (TESTDRIVER_IMAGE), or an archive (given, or
+// built here) loaded into a kind cluster of this machine.
+func driverImage(cfg Config, c *kindcluster.Cluster, sh *Shared, progress io.Writer) (image.Built, error) {
+	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
+	var err error
+	if cfg.TestdriverImage != "" {
+		// From a registry: every node pulls it when a pod first needs it.
+		built = image.Built{Tag: cfg.TestdriverImage}
+		fmt.Fprintf(progress, "testdriver: image %s, pulled by the nodes from its registry\n", built.Tag)
+	} else if built.Archive == "" {
+		t := time.Now()
+		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
+			return built, err
+		}
+		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
+		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image build", t))
+	}
+	if c != nil && built.Archive != "" {
+		t := time.Now()
+		if err := c.LoadImageArchive(built.Archive); err != nil {
+			return built, err
+		}
+		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image load", t))
+	}
+	return built, nil
+}
+
+// setupVendor is Setup's end for a driver of the user's own: it reads the
+// devices the class selects, and installs nothing. The specs' pods run
+// WORKLOAD_IMAGE, or else the bundled workload image, which reaches the
+// nodes as the bundled driver's would.
+func setupVendor(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
+	devices, err := readVendorDriver(ctx, env.DRA, cfg.Driver, cfg.DeviceClass)
+	if err != nil {
+		return sh, err
+	}
+	workload := cfg.WorkloadImage
+	var command []string
+	if workload != "" {
+		command = []string{"sh", "-c", "exec sleep 86400"}
+	} else {
+		built, err := driverImage(cfg, c, &sh, progress)
+		if err != nil {
+			return sh, err
+		}
+		workload = built.Tag
+	}
+	sh.Vendor = &VendorDriver{Driver: cfg.Driver, Class: cfg.DeviceClass, Devices: devices, AdminCheck: cfg.AdminCheck,
+		WorkloadImage: workload, WorkloadCommand: command}
+	sh.Driver = deploy.Options{DriverName: cfg.Driver, DeviceClass: cfg.DeviceClass, Image: workload}
+	sh.Components["DRA driver"] = cfg.Driver + " (given with DRIVER; the bundled driver is not installed)"
+	sh.Components["device class"] = cfg.DeviceClass
+	sh.Components["devices the class selects"] = sh.Vendor.Counts()
+	fmt.Fprintf(progress, "driver %s, class %s: devices per node %s; the bundled driver is not installed\n", cfg.Driver, cfg.DeviceClass, sh.Vendor.Counts())
 	return sh, nil
 }
 
@@ -327,7 +379,7 @@ func Decode(b []byte) (Shared, error) {
 // Mode is how this run reaches its cluster, as the release table's declared
 // skips read it.
 func (e *Env) Mode() release.Mode {
-	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != ""}
+	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != "", VendorDriver: e.Vendor != nil}
 }
 
 // Features is the DRA feature set kube-scheduler runs with under the
@@ -410,8 +462,9 @@ func Teardown(ctx context.Context, sh Shared, artifacts string, failed, keep boo
 		}
 		return errors.Join(errs...)
 	}
-	// Someone else's cluster: leave it as it was found.
-	if !sh.DriverWasThere {
+	// Someone else's cluster: leave it as it was found (a driver of the
+	// user's own was never installed by the run).
+	if !sh.DriverWasThere && sh.Vendor == nil {
 		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 			errs = append(errs, err)
 		}

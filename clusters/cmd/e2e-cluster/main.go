@@ -7,6 +7,7 @@
 //	e2e-cluster down --name NAME
 //	e2e-cluster toggle --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
 //	e2e-cluster export-logs --name NAME --dir DIR
+//	e2e-cluster load --name NAME --archive FILE
 //	e2e-cluster profiles --release 1.36
 //	e2e-cluster upgrade-image --release 1.35 [--labels FILTER]   (the next release's node image, or "none")
 //	e2e-cluster switch-release --name NAME --release 1.35 --to 1.36
@@ -45,6 +46,7 @@ Builds node images and creates, switches and deletes the suite's kind clusters.
   toggle          --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
   switch-release  --name NAME --release 1.35 --to 1.36
   export-logs     --name NAME --dir DIR
+  load            --name NAME --archive FILE   an image archive into every node
   profiles        --release 1.36
 
 "e2e-cluster COMMAND -h" lists a command's flags.
@@ -67,7 +69,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, profiles, upgrade-image or switch-release (e2e-cluster --help says more)")}
+		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, load, profiles, upgrade-image or switch-release (e2e-cluster --help says more)")}
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Print(usage)
@@ -87,6 +89,7 @@ func run(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "_artifacts/logs", "where to export logs (export-logs)")
 	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-image: \"none\" when it excludes the upgrade spec)")
 	toName := fs.String("to", "", "release to switch the cluster to in place (switch-release)")
+	archive := fs.String("archive", "", "docker-save image archive to load into every node (load)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the flag package printed the command's flags
@@ -207,8 +210,18 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	case "export-logs":
 		return kindcluster.ExportLogs(*name, *dir)
+	case "load":
+		// An image archive into every node, as the suite loads its driver's.
+		if *archive == "" {
+			return usageError{fmt.Errorf("load: give --archive")}
+		}
+		c, err := kindcluster.Attach(*name, rel, *kubeconfig)
+		if err != nil {
+			return err
+		}
+		return c.LoadImageArchive(*archive)
 	}
-	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "profiles", "features", "upgrade-image", "switch-release"}, ", "))}
+	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "load", "profiles", "features", "upgrade-image", "switch-release"}, ", "))}
 }
 
 func envOr(key, def string) string {

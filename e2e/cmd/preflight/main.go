@@ -44,6 +44,8 @@ func main() {
 	fs.StringVar(&a.upgrade, "upgrade", "1", "UPGRADE: 1 or 0")
 	fs.StringVar(&a.timeout, "timeout", "60m", "TIMEOUT: Ginkgo's suite timeout per release, a Go duration")
 	fs.StringVar(&a.procs, "procs", "2", "PROCS: parallel Ginkgo processes, a whole number from 1")
+	fs.StringVar(&a.driver, "driver", "", "DRIVER: a DRA driver of your own on the existing cluster")
+	fs.StringVar(&a.deviceClass, "device-class", "", "DEVICE_CLASS: the DeviceClass that selects its devices")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: preflight [flags]   (make e2e runs it with the make variables)")
 		fs.PrintDefaults()
@@ -60,7 +62,7 @@ func main() {
 
 type args struct {
 	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
-	keepCluster, upgrade, timeout, procs, testdriverImage                                              string
+	keepCluster, upgrade, timeout, procs, testdriverImage, driver, deviceClass                         string
 }
 
 // clusterNames are the clusters the run will create: CLUSTER_NAME, or with
@@ -99,6 +101,8 @@ func (a args) check(ctx context.Context) []string {
 		defer cancel()
 		if err := testenv.Preflight(ctx, a.kubeconfig, strings.Fields(a.releases)...); err != nil {
 			out = append(out, err.Error())
+		} else if err := testenv.PreflightVendor(ctx, a.kubeconfig, a.driver, a.deviceClass); err != nil {
+			out = append(out, err.Error())
 		}
 	} else if dockerAnswers(ctx) {
 		// Without a Docker engine no kind cluster can exist, so the name is free.
@@ -114,6 +118,9 @@ func (a args) check(ctx context.Context) []string {
 // checkArgs checks what needs no cluster and no Docker.
 func (a args) checkArgs() []string {
 	var out []string
+	if err := testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass); err != nil {
+		out = append(out, err.Error())
+	}
 	var rels []release.Release
 	if len(strings.Fields(a.releases)) == 0 {
 		out = append(out, fmt.Sprintf("no release given: K8S_VERSION(S) takes %s", strings.Join(release.Minors(), ", ")))

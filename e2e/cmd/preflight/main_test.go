@@ -28,6 +28,9 @@ func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
 		"upgrade":      {func(a *args) { a.upgrade = "false" }, `UPGRADE="false": it takes 1 or 0`},
 		"timeout":      {func(a *args) { a.timeout = "60" }, `TIMEOUT="60" is not a positive Go duration`},
 		"procs":        {func(a *args) { a.procs = "0" }, `PROCS="0" is not a whole number`},
+		"driver alone": {func(a *args) { a.kubeconfig = "k"; a.driver = "gpu.example.com" }, `a driver of your own needs both`},
+		"class alone":  {func(a *args) { a.kubeconfig = "k"; a.deviceClass = "gpu" }, `a driver of your own needs both`},
+		"driver, kind": {func(a *args) { a.driver, a.deviceClass = "gpu.example.com", "gpu" }, `give it with KUBECONFIG=path`},
 	} {
 		a := good
 		c.mutate(&a)

@@ -1,0 +1,32 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// Exec runs a shell command in a container of a running pod, as kubectl
+// exec does, and returns what it printed. A command that exits non-zero is
+// an error that carries its output: with a driver of the user's own, such a
+// command (ADMIN_CHECK, say nvidia-smi) is what shows the device works.
+func Exec(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, namespace, pod, container, command string) (string, error) {
+	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: []string{"sh", "-c", command}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ex, err := remotecommand.NewSPDYExecutor(cfg, "POST", req.URL())
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out}); err != nil {
+		return out.String(), fmt.Errorf("%q in container %s of pod %s: %w; it printed: %s", command, container, pod, err, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
+}

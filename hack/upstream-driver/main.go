@@ -1,0 +1,112 @@
+// Command upstream-driver packages a DRA driver this project did not write,
+// upstream's own test driver (k8s.io/kubernetes/test/e2e/dra/test-driver, at
+// the k8s.io/kubernetes version go.mod requires), so that the suite can be
+// run against it as a vendor's driver (hack/vendor-e2e.sh). It writes a
+// docker-save image archive with the one static binary and the manifests
+// that deploy it as a kubelet plugin with a DeviceClass, and prints
+// "<tag> <archive>".
+package main
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"text/template"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+)
+
+const (
+	pkg        = "k8s.io/kubernetes/test/e2e/dra/test-driver"
+	repository = "kind-e2e/upstream-dra-test-driver"
+	binary     = "dra-test-driver"
+)
+
+// The values the manifests and hack/vendor-e2e.sh share.
+type values struct {
+	Image       string
+	Namespace   string
+	DaemonSet   string
+	Driver      string // the plugin's --drivername default (app/server.go)
+	DeviceClass string
+	Devices     int
+}
+
+//go:embed deploy.yaml.tmpl
+var manifests string
+
+func main() {
+	out := flag.String("out", "_output/upstream-driver", "folder for the binary and the image archive")
+	root := flag.String("source-root", ".", "the repository root, whose go.mod pins k8s.io/kubernetes")
+	manifest := flag.String("manifest", "", "where to write the manifests (default <out>/deploy.yaml)")
+	flag.Parse()
+	if *manifest == "" {
+		*manifest = filepath.Join(*out, "deploy.yaml")
+	}
+	tag, archive, err := build(*root, *out)
+	if err == nil {
+		err = writeManifest(*manifest, values{Image: tag, Namespace: "upstream-dra-driver", DaemonSet: "dra-test-driver",
+			Driver: "test-driver.cdi.k8s.io", DeviceClass: "upstream-test-driver", Devices: 4})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-driver:", err)
+		os.Exit(1)
+	}
+	fmt.Println(tag, archive)
+}
+
+// build compiles the driver as testdriver/image does the suite's own (static,
+// so the image needs no base) and writes its archive. The tag is the binary's
+// hash: the same source gives the same tag, and a node that holds it already
+// is not given a second copy.
+func build(root, outDir string) (tag, archive string, err error) {
+	if outDir, err = filepath.Abs(outDir); err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", "", err
+	}
+	// go.mod pins the driver as a tool, so it builds at exactly the
+	// k8s.io/kubernetes version the suite reads its promises from.
+	bin := filepath.Join(outDir, binary)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("building %s: %v\n%s", pkg, err, msg)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256(data)
+	tag = repository + ":" + hex.EncodeToString(sum[:])[:12]
+	archive = filepath.Join(outDir, "upstream-dra-test-driver-image.tar")
+	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/" + binary},
+		Files: []imagearchive.File{{Path: "/" + binary, Mode: 0o755, Source: bin}}}
+	return tag, archive, img.WriteFile(archive)
+}
+
+func writeManifest(name string, v values) error {
+	t, err := template.New("deploy").Option("missingkey=error").Parse(manifests)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := t.Execute(f, v); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

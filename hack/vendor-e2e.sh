@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# vendor-e2e.sh: the proof that "bring your own driver" (DRIVER,
+# DEVICE_CLASS, ADMIN_CHECK) works with a DRA driver this project did not
+# write. It makes a kind cluster, deploys upstream's own test driver
+# (k8s.io/kubernetes/test/e2e/dra/test-driver at the version go.mod pins,
+# packaged by hack/upstream-driver: a kubelet-plugin DaemonSet and the
+# DeviceClass upstream-test-driver) the way a vendor would, waits until it
+# publishes devices on every node, and runs the suite's authz and
+# allocation specs against that cluster as an existing one. It then checks
+# that the upstream driver itself prepared claims of the run. Everything it
+# made is removed at the end, whatever happened.
+#
+# Needs Docker up and the release's node image (NODE_IMAGE, default present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+release=${K8S_VERSION:-1.35}
+name=${CLUSTER_NAME:-vendor-e2e}
+artifacts=${ARTIFACTS:-$PWD/_artifacts/vendor-e2e}
+out=_output/upstream-driver
+kubeconfig=$PWD/_output/kubeconfig-$name
+# What hack/upstream-driver's manifests name.
+driver=test-driver.cdi.k8s.io
+class=upstream-test-driver
+ns=upstream-dra-driver
+ds=dra-test-driver
+
+# The cleanup deletes the cluster by name, so a cluster of that name that
+# is already there is someone else's: refuse before touching anything.
+if [ -n "$(docker ps -aq --filter "label=io.x-k8s.kind.cluster=$name")" ]; then
+	echo "vendor-e2e: a kind cluster named $name exists already; set CLUSTER_NAME to another name" >&2
+	exit 1
+fi
+cleanup() {
+	make --no-print-directory cluster-down CLUSTER_NAME="$name" >/dev/null 2>&1 || true
+	rm -rf "$out" "$kubeconfig"
+}
+trap cleanup EXIT
+
+# kubectl on the control-plane node: nothing needed on this machine.
+kc() { docker exec -i "$name-control-plane" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
+# What the driver's pods said, for an error or the artifacts.
+driver_logs() { kc -n "$ns" logs -l "app=$ds" --all-containers --prefix --tail=-1 --max-log-requests=20 2>&1 || true; }
+
+make --no-print-directory cluster-up K8S_VERSION="$release" NODE_IMAGE="${NODE_IMAGE:-present}" CLUSTER_NAME="$name"
+
+line=$(go run ./hack/upstream-driver --out "$out" --manifest "$out/deploy.yaml")
+read -r tag archive <<<"$line"
+echo "vendor-e2e: built $tag"
+
+# Into every node's containerd, as the suite loads its own driver's image.
+_output/bin/e2e-cluster load --name "$name" --release "$release" --archive "$archive"
+echo "vendor-e2e: loaded $tag into the nodes of $name"
+
+kc apply -f - <"$out/deploy.yaml"
+if ! kc -n "$ns" rollout status "ds/$ds" --timeout=3m; then
+	echo "vendor-e2e: the upstream driver's DaemonSet did not become ready in 3m" >&2
+	kc -n "$ns" get pods -o wide >&2 || true
+	driver_logs | tail -n 40 >&2
+	exit 1
+fi
+
+# Ready pods are not yet published devices: wait for a ResourceSlice of the
+# driver on every node, as the suite reads them (spec.driver, spec.nodeName).
+want=$(kc get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
+deadline=$((SECONDS + 120))
+while :; do
+	have=$(kc get resourceslices --field-selector "spec.driver=$driver" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u) || have=''
+	missing=$(comm -23 <(echo "$want") <(echo "$have"))
+	[ -n "$missing" ] || break
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "vendor-e2e: after 2m, no ResourceSlice of driver $driver for node(s): $(tr '\n' ' ' <<<"$missing")" >&2
+		driver_logs | tail -n 40 >&2
+		exit 1
+	fi
+	sleep 2
+done
+echo "vendor-e2e: $driver publishes devices on $(tr '\n' ' ' <<<"$want")"
+
+rc=0
+make --no-print-directory e2e K8S_VERSION="$release" KUBECONFIG="$kubeconfig" CLUSTER_NAME="$name" \
+	DRIVER="$driver" DEVICE_CLASS="$class" ADMIN_CHECK="${ADMIN_CHECK:-true}" \
+	LABELS="${LABELS:-authz || allocation}" ARTIFACTS="$artifacts" || rc=$?
+
+# The specs passing is not enough: the claims must have been prepared by
+# upstream's plugin (it logs each prepare at -v=3), not by anything of ours.
+failed=0
+mkdir -p "$artifacts"
+driver_logs >"$artifacts/upstream-driver.log"
+prepared=$(grep -c 'CDI file(s) created' "$artifacts/upstream-driver.log" || true)
+echo "vendor-e2e: the upstream driver prepared claims $prepared time(s) (log: $artifacts/upstream-driver.log)"
+[ "$prepared" -gt 0 ] || failed=1
+[ "$rc" = 0 ] && [ "$failed" = 0 ] && echo "vendor-e2e: passed" && exit 0
+echo "vendor-e2e: failed (make e2e exited $rc)" >&2
+exit 1
