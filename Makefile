@@ -23,7 +23,9 @@ DRIVER       ?=
 DEVICE_CLASS ?=
 ADMIN_CHECK  ?=
 WORKLOAD_IMAGE ?=
-# A command is passed through the environment, where its quotes stay its own.
+# A command is passed through the environment, where its quotes stay its
+# own, and unexpanded: make would take its $ for a variable of its own.
+override ADMIN_CHECK := $(value ADMIN_CHECK)
 export ADMIN_CHECK WORKLOAD_IMAGE
 REGISTRY     ?=
 REGISTRY_PORT ?= 5001
@@ -139,7 +141,8 @@ preflight:
 	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --testdriver-image '$(TESTDRIVER_IMAGE)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
-	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' $(EXISTING)
+	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' \
+	  --workload-image '$(WORKLOAD_IMAGE)' --admin-check "$$ADMIN_CHECK" $(EXISTING)
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
 # Ctrl-C ends the release that runs (Ginkgo cleans up) and runs no other.

@@ -63,13 +63,20 @@ func expectDevicesSeen(vars map[string]string, claim *resourceapi.ResourceClaim)
 }
 
 // devicesNode is the node a spec runs its pods on: a worker with the bundled
-// driver; with the user's driver, the node with most devices of the class.
+// driver; with the user's driver, the worker with most devices of the class
+// (a control-plane node only where no worker has any).
 func devicesNode(ctx context.Context) string {
 	ginkgo.GinkgoHelper()
 	if env.Vendor == nil {
 		return anyWorker(ctx)
 	}
-	return env.Vendor.Nodes()[0]
+	nodes := env.Vendor.Nodes()
+	for _, n := range nodes {
+		if containsString(workers(ctx), n) {
+			return n
+		}
+	}
+	return nodes[0]
 }
 
 // devicesOn is how many devices of the class a node has.

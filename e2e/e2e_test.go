@@ -114,7 +114,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	if err := testenv.CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass); err != nil {
+	if err := testenv.CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass, cfg.AdminCheck, cfg.WorkloadImage); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}

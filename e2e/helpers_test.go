@@ -98,7 +98,7 @@ func newBuilder(f *framework.Framework) *builder.Builder {
 		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA,
 	}
 	if env.Vendor != nil {
-		b.Command = env.Vendor.WorkloadCommand
+		b.Command, b.AnyTaint = env.Vendor.WorkloadCommand, true
 	}
 	return b
 }

@@ -44,12 +44,14 @@ driver_logs() { kc -n "$ns" logs -l "app=$ds" --all-containers --prefix --tail=-
 make --no-print-directory cluster-up K8S_VERSION="$release" NODE_IMAGE="${NODE_IMAGE:-present}" CLUSTER_NAME="$name"
 
 line=$(go run ./hack/upstream-driver --out "$out" --manifest "$out/deploy.yaml")
-read -r tag archive <<<"$line"
-echo "vendor-e2e: built $tag"
+read -r tag archive workload workload_archive <<<"$line"
+echo "vendor-e2e: built $tag, and the workload image $workload (a shell, as a vendor's image has)"
 
 # Into every node's containerd, as the suite loads its own driver's image.
-_output/bin/e2e-cluster load --name "$name" --release "$release" --archive "$archive"
-echo "vendor-e2e: loaded $tag into the nodes of $name"
+for a in "$archive" "$workload_archive"; do
+	_output/bin/e2e-cluster load --name "$name" --release "$release" --archive "$a"
+done
+echo "vendor-e2e: loaded $tag and $workload into the nodes of $name"
 
 kc apply -f - <"$out/deploy.yaml"
 if ! kc -n "$ns" rollout status "ds/$ds" --timeout=3m; then
@@ -76,9 +78,13 @@ while :; do
 done
 echo "vendor-e2e: $driver publishes devices on $(tr '\n' ' ' <<<"$want")"
 
+# Upstream's driver gives each container of a claim it prepared the variable
+# claim_<claim>_<request>=true (its CDI spec): seeing it in the admin
+# container is seeing the driver's device there.
+admin_check=${ADMIN_CHECK:-'env | grep -Eq "^claim_[A-Za-z0-9_]+=true$"'}
 rc=0
 make --no-print-directory e2e K8S_VERSION="$release" KUBECONFIG="$kubeconfig" CLUSTER_NAME="$name" \
-	DRIVER="$driver" DEVICE_CLASS="$class" ADMIN_CHECK="${ADMIN_CHECK:-true}" \
+	DRIVER="$driver" DEVICE_CLASS="$class" WORKLOAD_IMAGE="$workload" ADMIN_CHECK="$admin_check" \
 	LABELS="${LABELS:-authz || allocation}" ARTIFACTS="$artifacts" || rc=$?
 
 # The specs passing is not enough: the claims must have been prepared by

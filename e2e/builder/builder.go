@@ -35,8 +35,11 @@ type Builder struct {
 	// Command keeps a pod of Image running where it is not the bundled
 	// workload image (nil: that image's /workload).
 	Command []string
-	Client  kubernetes.Interface
-	DRA     *draclient.Client
+	// AnyTaint lets every pod run on a tainted node: a vendor's
+	// accelerator nodes are often tainted so that only their users land there.
+	AnyTaint bool
+	Client   kubernetes.Interface
+	DRA      *draclient.Client
 	// Prefix starts every name the builder makes, so that two builders can
 	// share a namespace (a feature driver's beside the suite's).
 	Prefix string
@@ -239,6 +242,9 @@ func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
 			Name: WorkloadContainer, Image: b.Image, Command: b.command(),
 			ImagePullPolicy: corev1.PullIfNotPresent,
 		}},
+	}
+	if b.AnyTaint {
+		ToleratingAllTaints(&spec)
 	}
 	for _, c := range claims {
 		spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim(c))

@@ -95,9 +95,15 @@ func checkReachable(ctx context.Context, path string) error {
 
 // CheckVendorArgs checks the names of a driver of the user's own, without
 // a cluster: both or neither, and only with an existing cluster.
-func CheckVendorArgs(kubeconfig, driver, class string) error {
+func CheckVendorArgs(kubeconfig, driver, class, adminCheck, workloadImage string) error {
 	if driver == "" && class == "" {
+		if adminCheck != "" || workloadImage != "" {
+			return fmt.Errorf("ADMIN_CHECK and WORKLOAD_IMAGE go with a driver of your own: give DRIVER and DEVICE_CLASS too")
+		}
 		return nil
+	}
+	if adminCheck != "" && workloadImage == "" {
+		return fmt.Errorf("ADMIN_CHECK=%q runs in the specs' containers, and the bundled workload image has no shell: give WORKLOAD_IMAGE, an image with sh and the command's tools", adminCheck)
 	}
 	if driver == "" || class == "" {
 		return fmt.Errorf("DRIVER=%q DEVICE_CLASS=%q: a driver of your own needs both, the driver's name and a DeviceClass that selects its devices", driver, class)
@@ -112,8 +118,8 @@ func CheckVendorArgs(kubeconfig, driver, class string) error {
 // anything is built: a class that exists and selects devices the driver
 // publishes on its nodes.
 func PreflightVendor(ctx context.Context, kubeconfig, driver, class string) error {
-	if err := CheckVendorArgs(kubeconfig, driver, class); err != nil || driver == "" {
-		return err
+	if driver == "" {
+		return nil
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

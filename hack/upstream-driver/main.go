@@ -4,7 +4,8 @@
 // run against it as a vendor's driver (hack/vendor-e2e.sh). It writes a
 // docker-save image archive with the one static binary and the manifests
 // that deploy it as a kubelet plugin with a DeviceClass, and prints
-// "<tag> <archive>".
+// "<tag> <archive> <workload tag> <workload archive>": the driver's image and
+// a workload image with a shell, as a vendor's would have.
 package main
 
 import (
@@ -53,11 +54,57 @@ func main() {
 		err = writeManifest(*manifest, values{Image: tag, Namespace: "upstream-dra-driver", DaemonSet: "dra-test-driver",
 			Driver: "test-driver.cdi.k8s.io", DeviceClass: "upstream-test-driver", Devices: 4})
 	}
+	var wtag, warchive string
+	if err == nil {
+		wtag, warchive, err = workload(*out)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream-driver:", err)
 		os.Exit(1)
 	}
-	fmt.Println(tag, archive)
+	fmt.Println(tag, archive, wtag, warchive)
+}
+
+// workload is a vendor's kind of workload image, for WORKLOAD_IMAGE and
+// ADMIN_CHECK: a shell and the usual tools (Debian's static busybox, one
+// binary under each name it answers to), which the suite's own workload
+// image, two static binaries and nothing else, does not have.
+func workload(outDir string) (tag, archive string, err error) {
+	dir, err := filepath.Abs(filepath.Join(outDir, "busybox"))
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	// apt-get download fetches the package alone, installing nothing.
+	get := exec.Command("apt-get", "download", "-q", "busybox-static")
+	get.Dir = dir
+	if msg, err := get.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("apt-get download busybox-static: %v\n%s", err, msg)
+	}
+	debs, _ := filepath.Glob(filepath.Join(dir, "busybox-static_*.deb"))
+	if len(debs) == 0 {
+		return "", "", fmt.Errorf("apt-get download busybox-static wrote no package in %s", dir)
+	}
+	root := filepath.Join(dir, "root")
+	if msg, err := exec.Command("dpkg-deb", "-x", debs[len(debs)-1], root).CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("unpacking %s: %v\n%s", debs[len(debs)-1], err, msg)
+	}
+	bin := filepath.Join(root, "bin", "busybox")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", "", err
+	}
+	var files []imagearchive.File
+	for _, name := range []string{"busybox", "sh", "sleep", "env", "grep", "cat", "ls", "true", "false"} {
+		files = append(files, imagearchive.File{Path: "/bin/" + name, Mode: 0o755, Source: bin})
+	}
+	sum := sha256.Sum256(data)
+	tag = "kind-e2e/vendor-workload:" + hex.EncodeToString(sum[:])[:12]
+	archive = filepath.Join(outDir, "vendor-workload-image.tar")
+	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/bin/sh"}, Files: files}
+	return tag, archive, img.WriteFile(archive)
 }
 
 // build compiles the driver as testdriver/image does the suite's own (static,

@@ -46,6 +46,8 @@ func main() {
 	fs.StringVar(&a.procs, "procs", "2", "PROCS: parallel Ginkgo processes, a whole number from 1")
 	fs.StringVar(&a.driver, "driver", "", "DRIVER: a DRA driver of your own on the existing cluster")
 	fs.StringVar(&a.deviceClass, "device-class", "", "DEVICE_CLASS: the DeviceClass that selects its devices")
+	fs.StringVar(&a.adminCheck, "admin-check", "", "ADMIN_CHECK: a command run in containers given admin access")
+	fs.StringVar(&a.workloadImage, "workload-image", "", "WORKLOAD_IMAGE: the image of the specs' pods")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: preflight [flags]   (make e2e runs it with the make variables)")
 		fs.PrintDefaults()
@@ -61,8 +63,8 @@ func main() {
 }
 
 type args struct {
-	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig string
-	keepCluster, upgrade, timeout, procs, testdriverImage, driver, deviceClass                         string
+	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig    string
+	keepCluster, upgrade, timeout, procs, testdriverImage, driver, deviceClass, adminCheck, workloadImage string
 }
 
 // clusterNames are the clusters the run will create: CLUSTER_NAME, or with
@@ -118,7 +120,7 @@ func (a args) check(ctx context.Context) []string {
 // checkArgs checks what needs no cluster and no Docker.
 func (a args) checkArgs() []string {
 	var out []string
-	if err := testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass); err != nil {
+	if err := testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage); err != nil {
 		out = append(out, err.Error())
 	}
 	var rels []release.Release

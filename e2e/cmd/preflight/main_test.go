@@ -31,6 +31,10 @@ func TestCheckRefusesEachBadArgumentInOneLine(t *testing.T) {
 		"driver alone": {func(a *args) { a.kubeconfig = "k"; a.driver = "gpu.example.com" }, `a driver of your own needs both`},
 		"class alone":  {func(a *args) { a.kubeconfig = "k"; a.deviceClass = "gpu" }, `a driver of your own needs both`},
 		"driver, kind": {func(a *args) { a.driver, a.deviceClass = "gpu.example.com", "gpu" }, `give it with KUBECONFIG=path`},
+		"check alone":  {func(a *args) { a.adminCheck = "nvidia-smi" }, `give DRIVER and DEVICE_CLASS too`},
+		"check, no image": {func(a *args) {
+			a.kubeconfig, a.driver, a.deviceClass, a.adminCheck = "k", "gpu.example.com", "gpu", "nvidia-smi"
+		}, `give WORKLOAD_IMAGE`},
 	} {
 		a := good
 		c.mutate(&a)
