@@ -34,6 +34,7 @@ func Merge(parts ...Report) (Report, error) {
 		out.Problems = append(out.Problems, p.Problems...)
 		out.Timeline = append(out.Timeline, p.Timeline...)
 		out.Seconds += p.Seconds
+		out.Interrupted = out.Interrupted || p.Interrupted
 		if p.LabelFilter != "" {
 			filters = append(filters, "("+p.LabelFilter+")")
 		}

@@ -134,11 +134,14 @@ func (t *Totals) count(state string) {
 type Report struct {
 	SchemaVersion int `json:"schemaVersion"`
 	Meta
-	Started  time.Time `json:"started"`
-	Seconds  float64   `json:"seconds"`
-	Totals   Totals    `json:"totals"`
-	Specs    []Spec    `json:"specs"`
-	Problems []string  `json:"suiteProblems,omitempty"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	Totals  Totals    `json:"totals"`
+	// Interrupted: the run was stopped (Ctrl-C, or a spec aborted the
+	// suite); its "not selected" specs include those it never reached.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Specs       []Spec   `json:"specs"`
+	Problems    []string `json:"suiteProblems,omitempty"`
 	// Timeline is where the time went, in order: steps before the suite,
 	// set-up, spec groups, gate moves and release switches, teardown.
 	Timeline []timeline.Step `json:"timeline"`
@@ -175,6 +178,10 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			if s.EndTime.After(g.end) {
 				g.end = s.EndTime
 			}
+		}
+		if s.State == types.SpecStateInterrupted || s.State == types.SpecStateAborted {
+			// The specs after it never started: not left out by a filter.
+			out.Interrupted = true
 		}
 		if s.LeafNodeType != types.NodeTypeIt {
 			if s.State.Is(types.SpecStateFailureStates) {
@@ -365,8 +372,14 @@ func (r Report) Failures(lines, width int) string {
 
 // Selection says, for a run that left specs out, how many of the release's
 // specs it selected and by what: "partial: 3 of 40 specs selected by
-// LABELS=authz". It is "" when every spec was selected.
+// LABELS=authz"; for a run that was stopped, how many ran. It is "" when
+// every spec was selected and the run went to its end.
 func (r Report) Selection() string {
+	if r.Interrupted {
+		// Which of the specs it never reached the filter had selected is
+		// not in Ginkgo's report; the count of those that ran is.
+		return fmt.Sprintf("interrupted: %d of %d specs ran before the run was stopped", len(r.Specs)-r.Totals.NotSelected, len(r.Specs))
+	}
 	if r.Totals.NotSelected == 0 {
 		return ""
 	}

@@ -223,6 +223,15 @@ func TestSelectionNamesTheFilter(t *testing.T) {
 	if r.SchemaVersion != SchemaVersion {
 		t.Errorf("report.json carries no schema version")
 	}
+	// Stopped by Ctrl-C: the specs it never reached are not the filter's doing.
+	stopped := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		spec("runs", types.SpecStatePassed, ""),
+		spec("stopped", types.SpecStateInterrupted, "Interrupted by User"),
+		spec("never reached", types.SpecStateSkipped, ""),
+	}}, Meta{Release: "1.35"})
+	if got := stopped.Selection(); got != "interrupted: 2 of 3 specs ran before the run was stopped" {
+		t.Errorf("selection of a stopped run %q", got)
+	}
 	all := FromGinkgo(types.Report{SpecReports: types.SpecReports{spec("runs", types.SpecStatePassed, "")}}, Meta{})
 	if all.Selection() != "" {
 		t.Errorf("a run of every spec is not partial: %q", all.Selection())
