@@ -58,7 +58,7 @@ endif
 
 GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
-.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -119,6 +119,17 @@ registry-up:
 # registry on this machine, and the proof that the nodes pulled it.
 registry-e2e: docker-up e2e-cli
 	@bash hack/registry-e2e.sh
+
+# suite-image: the suite as an image that runs it from inside the cluster
+# (e2e/cmd/incluster), with the Job and the Sonobuoy plugin that run it
+# there, in _output/suite-image; the Job's environment is this make's
+# variables (K8S_VERSION, LABELS, TESTDRIVER_IMAGE, DRIVER, ...).
+suite-image:
+	@go run ./e2e/cmd/suite-image --out $(OUT)/suite-image
+
+# incluster-e2e: that image run as a Job in a kind cluster, its results read.
+incluster-e2e: docker-up e2e-cli
+	@bash hack/incluster-e2e.sh
 
 # vendor-e2e: the specs that hold for any driver, run with DRIVER and
 # DEVICE_CLASS against upstream's DRA test driver on a kind cluster.

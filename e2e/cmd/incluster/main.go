@@ -1,0 +1,260 @@
+// Command incluster is the entrypoint of the suite's image (make
+// suite-image): it runs the suite from inside the cluster it tests, in
+// existing-cluster mode, as a Job or a Sonobuoy plugin. It writes a
+// kubeconfig from the pod's ServiceAccount (the suite reaches an existing
+// cluster only through a kubeconfig), runs the compiled suite with the
+// variables make e2e would pass, writes the sign-off beside the reports, and
+// tells Sonobuoy where the results are (its done file).
+//
+// Its variables are make e2e's: K8S_VERSION (default: the server's minor),
+// LABELS, FOCUS, SKIP, TESTDRIVER_IMAGE (the bundled driver's image, which
+// the nodes must be able to pull or hold), or DRIVER, DEVICE_CLASS,
+// WORKLOAD_IMAGE and ADMIN_CHECK for a driver of the user's own; RESULTS_DIR
+// (default /tmp/sonobuoy/results, where Sonobuoy collects).
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
+)
+
+// The suite's files inside the image (suite-image puts them there).
+const (
+	suiteBinary = "/e2e.test"
+	tokenDir    = "/var/run/secrets/kubernetes.io/serviceaccount"
+)
+
+func main() {
+	code, err := run(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "incluster:", err)
+		if code == 0 {
+			code = 2
+		}
+	}
+	os.Exit(code)
+}
+
+func run(ctx context.Context) (int, error) {
+	// The image has no base, so no /tmp until it is made; the suite and
+	// its framework write there too.
+	if err := os.MkdirAll(os.TempDir(), 0o1777); err != nil {
+		return 2, err
+	}
+	results := envOr("RESULTS_DIR", "/tmp/sonobuoy/results")
+	if os.Getenv("TESTDRIVER_IMAGE") == "" && os.Getenv("DRIVER") == "" {
+		return 2, errors.New("give TESTDRIVER_IMAGE (the bundled driver's image, which the nodes can pull or hold) or DRIVER and DEVICE_CLASS (a driver of your own): inside the cluster nothing can be built")
+	}
+	if os.Getenv("DRIVER") != "" && os.Getenv("WORKLOAD_IMAGE") == "" && os.Getenv("TESTDRIVER_IMAGE") == "" {
+		return 2, errors.New("DRIVER: give WORKLOAD_IMAGE (or TESTDRIVER_IMAGE, whose workload the pods then run): inside the cluster nothing can be built")
+	}
+	kubeconfig := filepath.Join(os.TempDir(), "incluster-kubeconfig")
+	cfg, err := writeKubeconfig(kubeconfig)
+	if err != nil {
+		return 2, err
+	}
+	release := os.Getenv("K8S_VERSION")
+	if release == "" {
+		if release, err = serverMinor(cfg); err != nil {
+			return 2, err
+		}
+	}
+	artifacts := filepath.Join(results, release)
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		return 2, err
+	}
+	args := suiteArgs(release, kubeconfig, artifacts)
+	fmt.Printf("incluster: %s %s\n", suiteBinary, strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, suiteBinary, args...)
+	log, err := os.Create(filepath.Join(artifacts, "e2e.log"))
+	if err != nil {
+		return 2, err
+	}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, log), io.MultiWriter(os.Stderr, log)
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			log.Close()
+			return 2, err
+		}
+		code = exit.ExitCode()
+	}
+	log.Close()
+	if err := writeSignoff(results, release); err != nil {
+		fmt.Fprintln(os.Stderr, "incluster: sign-off:", err)
+		code = max(code, 1)
+	}
+	if err := tellSonobuoy(results); err != nil {
+		return max(code, 1), err
+	}
+	return code, nil
+}
+
+// suiteArgs are the flags make e2e gives the suite against an existing
+// cluster, from the same variables. One process: the Ginkgo CLI, which
+// runs specs in parallel, is not in the image.
+func suiteArgs(release, kubeconfig, artifacts string) []string {
+	args := []string{
+		"--kubeconfig=" + kubeconfig, "--release=" + release, "--artifacts=" + artifacts,
+		"--cluster-name=" + envOr("CLUSTER_NAME", "in-cluster"),
+		"--testdriver-image=" + os.Getenv("TESTDRIVER_IMAGE"),
+		"--driver=" + os.Getenv("DRIVER"), "--device-class=" + os.Getenv("DEVICE_CLASS"),
+		"--workload-image=" + os.Getenv("WORKLOAD_IMAGE"), "--admin-check=" + os.Getenv("ADMIN_CHECK"),
+		"--output-dir=" + os.TempDir(), "--source-root=/",
+		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
+		"-ginkgo.json-report=" + filepath.Join(artifacts, "ginkgo-report.json"),
+		"-ginkgo.fail-on-empty", "-ginkgo.timeout=" + envOr("TIMEOUT", "90m"),
+	}
+	for flag, env := range map[string]string{"-ginkgo.label-filter=": "LABELS", "-ginkgo.focus=": "FOCUS", "-ginkgo.skip=": "SKIP"} {
+		if v := os.Getenv(env); v != "" {
+			args = append(args, flag+v)
+		}
+	}
+	return args
+}
+
+// writeKubeconfig writes the pod's in-cluster identity as a kubeconfig.
+func writeKubeconfig(path string) (*rest.Config, error) {
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("not running in a pod with a ServiceAccount: %w", err)
+	}
+	text := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: in-cluster
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: suite
+  user:
+    tokenFile: %s
+contexts:
+- name: in-cluster
+  context: {cluster: in-cluster, user: suite}
+current-context: in-cluster
+`, cfg.Host, filepath.Join(tokenDir, "ca.crt"), filepath.Join(tokenDir, "token"))
+	return cfg, os.WriteFile(path, []byte(text), 0o600)
+}
+
+// serverMinor is the release the cluster runs, "1.35" of "v1.35.4".
+func serverMinor(cfg *rest.Config) (string, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the cluster's version (give K8S_VERSION): %w", err)
+	}
+	return v.Major + "." + strings.TrimSuffix(v.Minor, "+"), nil
+}
+
+// writeSignoff writes signoff.md and signoff.html beside the release's folder.
+func writeSignoff(results, release string) error {
+	r, err := report.Read(filepath.Join(results, release, "report.json"))
+	if err != nil {
+		return err
+	}
+	m := signoff.Build([]report.Report{r}, func(rel string) string { return rel })
+	page, err := m.HTML()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("incluster: signoff: %s\n", m.Verdict())
+	return errors.Join(os.WriteFile(filepath.Join(results, "signoff.html"), []byte(page), 0o644),
+		os.WriteFile(filepath.Join(results, "signoff.md"), []byte(m.Markdown()), 0o644))
+}
+
+// tellSonobuoy packs the results and writes their path into the done file
+// Sonobuoy's worker waits for. Run as a plain Job, the same files are there
+// for whoever collects them.
+func tellSonobuoy(results string) error {
+	archive := filepath.Join(os.TempDir(), fmt.Sprintf("adminaccess-results-%d.tar.gz", time.Now().Unix()))
+	if err := packDir(results, archive); err != nil {
+		return err
+	}
+	// Copied, not renamed: the results are often another filesystem (a
+	// volume), and packing them in place would pack the archive too.
+	final := filepath.Join(results, "results.tar.gz")
+	if err := copyFile(archive, final); err != nil {
+		return err
+	}
+	os.Remove(archive)
+	return os.WriteFile(filepath.Join(results, "done"), []byte(final), 0o644)
+}
+
+// packDir writes dir's regular files into a gzipped tar, paths relative to dir.
+func packDir(dir, out string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = rel
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		src, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(tw, src)
+		return err
+	})
+	return errors.Join(err, tw.Close(), gz.Close(), f.Close())
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	return errors.Join(err, dst.Close())
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The suite gets make e2e's variables as its flags; a filter that is not
+// given is not passed (an empty filter would select nothing).
+func TestSuiteArgs(t *testing.T) {
+	t.Setenv("LABELS", "authz || allocation")
+	t.Setenv("FOCUS", "")
+	t.Setenv("DRIVER", "gpu.example.com")
+	t.Setenv("ADMIN_CHECK", `nvidia-smi -L`)
+	args := suiteArgs("1.35", "/tmp/kc", "/results/1.35")
+	for _, want := range []string{"--kubeconfig=/tmp/kc", "--release=1.35", "--artifacts=/results/1.35", "-ginkgo.label-filter=authz || allocation",
+		"--driver=gpu.example.com", "--admin-check=nvidia-smi -L", "-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args lack %q: %v", want, args)
+		}
+	}
+	for _, a := range args {
+		if a == "-ginkgo.focus=" {
+			t.Errorf("an empty focus was passed")
+		}
+	}
+}
+
+// The archive Sonobuoy collects holds every result file, by its path.
+func TestPackDir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "1.35"), 0o755)
+	os.WriteFile(filepath.Join(dir, "1.35", "junit.xml"), []byte("<testsuites/>"), 0o644)
+	os.WriteFile(filepath.Join(dir, "signoff.md"), []byte("# x"), 0o644)
+	out := filepath.Join(t.TempDir(), "r.tar.gz")
+	if err := packDir(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(out)
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+	}
+	if !slices.Equal(names, []string{"1.35/junit.xml", "signoff.md"}) {
+		t.Errorf("archive holds %v", names)
+	}
+}
