@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
 	draclient "k8s.io/dynamic-resource-allocation/client"
@@ -71,6 +72,9 @@ func (v *VendorDriver) Counts() string {
 // names the variable to fix.
 func readVendorDriver(ctx context.Context, dra *draclient.Client, driver, class string) (map[string][]Device, error) {
 	dc, err := dra.DeviceClasses().Get(ctx, class, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("DEVICE_CLASS=%s: the cluster has no DeviceClass of that name (kubectl get deviceclasses lists them)", class)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("DEVICE_CLASS=%s: %w", class, err)
 	}

@@ -103,6 +103,8 @@ func (a args) check(ctx context.Context) []string {
 		defer cancel()
 		if err := testenv.Preflight(ctx, a.kubeconfig, strings.Fields(a.releases)...); err != nil {
 			out = append(out, err.Error())
+		} else if testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage) != nil {
+			// Already said by checkArgs; the cluster is not asked about names that are wrong anyway.
 		} else if err := testenv.PreflightVendor(ctx, a.kubeconfig, a.driver, a.deviceClass); err != nil {
 			out = append(out, err.Error())
 		}
