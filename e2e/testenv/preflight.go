@@ -24,11 +24,7 @@ func Preflight(ctx context.Context, kubeconfig string, releases ...string) error
 	if err := checkReachable(ctx, kubeconfig); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := clientOf(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -121,14 +117,19 @@ func PreflightVendor(ctx context.Context, kubeconfig, driver, class string) erro
 	if driver == "" {
 		return nil
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := clientOf(kubeconfig)
 	if err != nil {
 		return err
 	}
 	_, err = readVendorDriver(ctx, draclient.New(client), driver, class)
 	return err
+}
+
+// clientOf is a client of the cluster a kubeconfig names.
+func clientOf(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
 }
