@@ -1,0 +1,131 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+)
+
+// The specs of kube-apiserver as the only component with DRAAdminAccess, and
+// as the only one without it (the move helpers are in disruptive_test.go).
+
+var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
+	f := newFramework("api-only")
+	inProfile(f, "apiserver-only")
+
+	ginkgo.It("stores admin-access claims and templates, while kube-controller-manager makes no claim from the template and kube-scheduler allocates no admin claim; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
+		kep("every component checks the gate: an apiserver alone cannot grant admin access")
+		requireGateSwitching(ctx)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "kube-apiserver (gate on) keeps the field")
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
+
+		ginkgo.By("kube-controller-manager: the template's pod gets no claim, and is told why")
+		fromTemplate, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		expectPodEvent(ctx, fromTemplate, allocateTimeout, controllerGateOffEvent(tmpl))
+
+		ginkgo.By("kube-scheduler: the claim's pod is not scheduled, with the allocator's admin-access error")
+		withClaim, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
+		expectPodEvent(ctx, withClaim, allocateTimeout, failedScheduling(want))
+		expectStaysUnallocated(ctx, b, "a scheduler without the gate never allocates admin access", claim.Name)
+		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the claim made by hand exists")
+		for _, p := range []*corev1.Pod{fromTemplate, withClaim} {
+			gomega.Expect(snapshot(ctx, p).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", p.Name)
+		}
+
+		ginkgo.By("an ordinary claim is allocated and its pod runs")
+		_, _, vars := runOn(ctx, b, anyWorker(ctx))
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
+	})
+})
+
+var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
+	f := newFramework("api-off")
+
+	ginkgo.It("drops adminAccess from new claims and templates, so what they ask for a device in use is not satisfied, while objects that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
+		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
+		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
+		requireGateSwitching(ctx)
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		node := anyWorker(ctx)
+		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
+		existing, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err)
+		existingTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err)
+		ginkgo.DeferCleanup(moveTo, env.Prof.Name, ginkgo.NodeTimeout(restoreTimeout))
+		moveTo(ctx, "apiserver-off")
+
+		ginkgo.By("a new admin-access claim loses the field without an error")
+		fresh, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "the release drops the field silently")
+		gomega.Expect(observe.RequestsAdminAccess(fresh)).To(gomega.BeFalse(), "stored without adminAccess")
+		pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(fresh)), node))
+		framework.ExpectNoError(err)
+		waiting := []waitingPod{{pod, fresh.Name}}
+
+		ginkgo.By("a new admin-access template loses the field the same way")
+		freshTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "the release drops the field silently")
+		gomega.Expect(observe.RequestsAdminAccessFields(freshTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "template %s's requests[].adminAccess as stored", freshTmpl.Name)
+
+		ginkgo.By("the field goes before any label is looked at: in a namespace without the label both are stored, without it")
+		bare, err := f.CreateNamespace(ctx, "api-off-unlabelled", nil)
+		framework.ExpectNoError(err)
+		ub := newBuilder(f)
+		ub.Namespace = bare.Name
+		unlabelledClaim, err := ub.CreateClaim(ctx, ub.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "an admin-access claim in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledClaim.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "claim %s's requests[].adminAccess as stored", unlabelledClaim.Name)
+		unlabelledTmpl, err := ub.CreateTemplate(ctx, ub.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
+		framework.ExpectNoError(err, "an admin-access template in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "template %s's requests[].adminAccess as stored", unlabelledTmpl.Name)
+
+		ginkgo.By("pods from either template get ordinary claims: the old template keeps the field, but the claim made from it is a new object")
+		for _, tmpl := range []*resourceapi.ResourceClaimTemplate{freshTmpl, existingTmpl} {
+			p, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node))
+			framework.ExpectNoError(err)
+			podsWithClaims(ctx, []*corev1.Pod{p})
+			made := podClaimName(ctx, p)
+			claim, err := b.GetClaim(ctx, made)
+			framework.ExpectNoError(err)
+			gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeFalse(), "claim %s made from template %s is stored without adminAccess", made, tmpl.Name)
+			waiting = append(waiting, waitingPod{p, made})
+		}
+
+		ginkgo.By("none of these ordinary claims gets the device in use, and their pods wait")
+		expectUnschedulable(ctx, b, fmt.Sprintf("as ordinary claims they cannot have the device %s holds", holder.Name), waiting...)
+
+		ginkgo.By("the objects made before keep the field, also through an update")
+		storedTmpl, err := b.DRA.ResourceClaimTemplates(existingTmpl.Namespace).Get(ctx, existingTmpl.Name, metav1.GetOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccessFields(storedTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"true"}), "template %s, made with the gate on, as stored", storedTmpl.Name)
+		stored, err := b.GetClaim(ctx, existing.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)
+		stored.Labels = map[string]string{"touched": "yes"}
+		updated, err := env.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccess(updated)).To(gomega.BeTrue(), "an existing value survives updates")
+	})
+})
