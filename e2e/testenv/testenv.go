@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -25,9 +24,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
-	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
-	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
 // Config is what the suite's flags say.
@@ -197,119 +194,7 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 	if cfg.Driver != "" {
 		return setupVendor(ctx, cfg, sh, env, c, progress)
 	}
-	built, err := driverImage(cfg, c, &sh, progress)
-	if err != nil {
-		return sh, err
-	}
-	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
-	if c != nil {
-		if sh.Driver.APIServerHost, sh.Driver.APIServerPort, err = c.APIServerAddress(); err != nil {
-			return sh, err
-		}
-	}
-	if sh.DriverWasThere, err = clearDriverPlace(ctx, env, sh.Driver, progress); err != nil {
-		return sh, err
-	}
-	sh.Driver.RunID = fmt.Sprintf("%s-%d", cfg.ClusterName, time.Now().Unix())
-	sh.Driver.Kept = cfg.KeepCluster || sh.DriverWasThere
-	t := time.Now()
-	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
-		return sh, err
-	}
-	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
-	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
-	return sh, nil
-}
-
-// driverImage is the bundled driver and workload image where the nodes get
-// it: pulled from a registry (TESTDRIVER_IMAGE), or an archive (given, or
-// built here) loaded into a kind cluster of this machine.
-func driverImage(cfg Config, c *kindcluster.Cluster, sh *Shared, progress io.Writer) (image.Built, error) {
-	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
-	var err error
-	if cfg.TestdriverImage != "" {
-		// From a registry: every node pulls it when a pod first needs it.
-		built = image.Built{Tag: cfg.TestdriverImage}
-		fmt.Fprintf(progress, "testdriver: image %s, pulled by the nodes from its registry\n", built.Tag)
-	} else if built.Archive == "" {
-		t := time.Now()
-		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
-			return built, err
-		}
-		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))
-		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image build", t))
-	}
-	if c != nil && built.Archive != "" {
-		t := time.Now()
-		if err := c.LoadImageArchive(built.Archive); err != nil {
-			return built, err
-		}
-		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver image load", t))
-	}
-	return built, nil
-}
-
-// setupVendor is Setup's end for a driver of the user's own: it reads the
-// devices the class selects, and installs nothing. The specs' pods run
-// WORKLOAD_IMAGE, or else the bundled workload image, which reaches the
-// nodes as the bundled driver's would.
-func setupVendor(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
-	devices, err := readVendorDriver(ctx, env.DRA, cfg.Driver, cfg.DeviceClass)
-	if err != nil {
-		return sh, err
-	}
-	workload := cfg.WorkloadImage
-	var command []string
-	if workload != "" {
-		command = []string{"sh", "-c", "exec sleep 86400"}
-	} else {
-		built, err := driverImage(cfg, c, &sh, progress)
-		if err != nil {
-			return sh, err
-		}
-		workload = built.Tag
-	}
-	sh.Vendor = &VendorDriver{Driver: cfg.Driver, Class: cfg.DeviceClass, Devices: devices, AdminCheck: cfg.AdminCheck,
-		WorkloadImage: workload, WorkloadCommand: command}
-	sh.Driver = deploy.Options{DriverName: cfg.Driver, DeviceClass: cfg.DeviceClass, Image: workload}
-	sh.Components["DRA driver"] = cfg.Driver + " (given with DRIVER; the bundled driver is not installed)"
-	sh.Components["device class"] = cfg.DeviceClass
-	sh.Components["devices the class selects"] = sh.Vendor.Counts()
-	fmt.Fprintf(progress, "driver %s, class %s: devices per node %s; the bundled driver is not installed\n", cfg.Driver, cfg.DeviceClass, sh.Vendor.Counts())
-	return sh, nil
-}
-
-// clearDriverPlace makes way for this run's driver by what is at its place:
-// nothing; a driver a run left when it was killed (removed); one a run was
-// told to keep (removed, and kept says this run's is kept in its stead); or
-// a namespace of that name the suite did not make (refused). A stale driver
-// is thus never taken for one kept on purpose, nor left running an old image.
-func clearDriverPlace(ctx context.Context, env *Env, driver deploy.Options, progress io.Writer) (kept bool, err error) {
-	ns, err := env.Client.CoreV1().Namespaces().Get(ctx, driver.Namespace, metav1.GetOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading namespace %s: %w", driver.Namespace, err)
-	}
-	var labels map[string]string
-	if err == nil {
-		labels = ns.Labels
-	}
-	switch deploy.Existing(labels, err == nil) {
-	case deploy.NotOurs:
-		return false, fmt.Errorf("namespace %s exists and was not made by this suite (it lacks app.kubernetes.io/managed-by=%s): the bundled driver installs there; remove it or run against another cluster", driver.Namespace, deploy.ManagedBy)
-	case deploy.Stale:
-		fmt.Fprintf(progress, "testdriver: removing the driver run %q installed and did not remove (interrupted)\n", labels[deploy.RunLabel])
-		return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
-	case deploy.Kept:
-		// A feature driver (its own namespace, whatever its layout: the
-		// extended group's is plain) is never kept on purpose.
-		if driver.Namespace != env.Driver.Namespace {
-			fmt.Fprintf(progress, "testdriver: removing the %s driver run %q left\n", driver.Layout, labels[deploy.RunLabel])
-			return false, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
-		}
-		fmt.Fprintf(progress, "testdriver: replacing the driver run %q kept with this run's, which stays installed at the end, as found\n", labels[deploy.RunLabel])
-		return true, deploy.Uninstall(ctx, env.Client, env.Dynamic, driver)
-	}
-	return false, nil
+	return setupBundled(ctx, cfg, sh, env, c, progress)
 }
 
 // components reads the versions the report names: the apiserver's, and each
@@ -412,29 +297,6 @@ func (e *Env) Allocator() string {
 		return "unknown"
 	}
 	return a
-}
-
-// FeatureDriver is a second instance of the bundled driver that publishes
-// the layout a feature's specs need, under a name and class of its own, so
-// the suite's own driver and every other spec see the devices they always
-// did. It reaches kube-apiserver as the suite's driver does.
-func (e *Env) FeatureDriver(layout contract.Layout) deploy.Options {
-	return deploy.Options{
-		Namespace: e.Driver.Namespace + "-" + string(layout), Image: e.Driver.Image,
-		DriverName: string(layout) + "." + contract.DriverName, Layout: layout,
-		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
-		// Labelled with the run as the suite's own driver is, and never
-		// kept: its group removes it, so one found later is a killed run's.
-		RunID: e.Driver.RunID,
-	}.Defaults()
-}
-
-// ClearFeatureDriverPlace makes way for a feature driver: one a killed run
-// left (a feature driver is never kept, so any of the suite's is stale) is
-// removed; a namespace of that name the suite did not make is refused.
-func (e *Env) ClearFeatureDriverPlace(ctx context.Context, driver deploy.Options, progress io.Writer) error {
-	_, err := clearDriverPlace(ctx, e, driver, progress)
-	return err
 }
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it

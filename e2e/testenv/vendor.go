@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -10,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 	draclient "k8s.io/dynamic-resource-allocation/client"
 )
 
@@ -137,4 +141,34 @@ func selectDevices(ctx context.Context, dc *resourceapi.DeviceClass, slices []re
 		sort.Slice(out[n], func(i, j int) bool { return out[n][i].Name < out[n][j].Name })
 	}
 	return out, published, nil
+}
+
+// setupVendor is Setup's end for a driver of the user's own: it reads the
+// devices the class selects, and installs nothing. The specs' pods run
+// WORKLOAD_IMAGE, or else the bundled workload image, which reaches the
+// nodes as the bundled driver's would.
+func setupVendor(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
+	devices, err := readVendorDriver(ctx, env.DRA, cfg.Driver, cfg.DeviceClass)
+	if err != nil {
+		return sh, err
+	}
+	workload := cfg.WorkloadImage
+	var command []string
+	if workload != "" {
+		command = []string{"sh", "-c", "exec sleep 86400"}
+	} else {
+		built, err := driverImage(cfg, c, &sh, progress)
+		if err != nil {
+			return sh, err
+		}
+		workload = built.Tag
+	}
+	sh.Vendor = &VendorDriver{Driver: cfg.Driver, Class: cfg.DeviceClass, Devices: devices, AdminCheck: cfg.AdminCheck,
+		WorkloadImage: workload, WorkloadCommand: command}
+	sh.Driver = deploy.Options{DriverName: cfg.Driver, DeviceClass: cfg.DeviceClass, Image: workload}
+	sh.Components["DRA driver"] = cfg.Driver + " (given with DRIVER; the bundled driver is not installed)"
+	sh.Components["device class"] = cfg.DeviceClass
+	sh.Components["devices the class selects"] = sh.Vendor.Counts()
+	fmt.Fprintf(progress, "driver %s, class %s: devices per node %s; the bundled driver is not installed\n", cfg.Driver, cfg.DeviceClass, sh.Vendor.Counts())
+	return sh, nil
 }
