@@ -20,6 +20,7 @@ import (
 	"text/template"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
 const (
@@ -107,36 +108,16 @@ func workload(outDir string) (tag, archive string, err error) {
 	return tag, archive, img.WriteFile(archive)
 }
 
-// build compiles the driver as testdriver/image does the suite's own (static,
-// so the image needs no base) and writes its archive. The tag is the binary's
-// hash: the same source gives the same tag, and a node that holds it already
-// is not given a second copy.
+// build compiles the driver as the suite's own is (static, so the image
+// needs no base) and writes its archive. go.mod pins the driver as a tool,
+// so it builds at exactly the k8s.io/kubernetes version the suite reads its
+// promises from.
 func build(root, outDir string) (tag, archive string, err error) {
-	if outDir, err = filepath.Abs(outDir); err != nil {
-		return "", "", err
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", "", err
-	}
-	// go.mod pins the driver as a tool, so it builds at exactly the
-	// k8s.io/kubernetes version the suite reads its promises from.
-	bin := filepath.Join(outDir, binary)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("building %s: %v\n%s", pkg, err, msg)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return "", "", err
-	}
-	sum := sha256.Sum256(data)
-	tag = repository + ":" + hex.EncodeToString(sum[:])[:12]
-	archive = filepath.Join(outDir, "upstream-dra-test-driver-image.tar")
-	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/" + binary},
-		Files: []imagearchive.File{{Path: "/" + binary, Mode: 0o755, Source: bin}}}
-	return tag, archive, img.WriteFile(archive)
+	built, err := image.GoImage{
+		Repository: repository, Archive: "upstream-dra-test-driver-image.tar", Entrypoint: "/" + binary,
+		Binaries: []image.Binary{{Name: binary, Package: pkg}},
+	}.Build(root, outDir)
+	return built.Tag, built.Archive, err
 }
 
 func writeManifest(name string, v values) error {

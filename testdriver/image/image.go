@@ -27,31 +27,68 @@ type Built struct {
 
 // Build compiles both binaries from repoRoot into outDir and writes the archive.
 func Build(repoRoot, outDir string) (Built, error) {
+	return GoImage{
+		Repository: Repository, Archive: "testdriver-image.tar", Entrypoint: "/testdriver",
+		Binaries: []Binary{{Name: "testdriver", Package: "./testdriver/cmd/testdriver"}, {Name: "workload", Package: "./testdriver/cmd/workload"}},
+	}.Build(repoRoot, outDir)
+}
+
+// GoImage is an image of static Go binaries and nothing else, tagged with
+// their hash: the bundled driver's, the suite's own (e2e/cmd/suite-image)
+// and upstream's test driver's (hack/upstream-driver) are built the same way.
+type GoImage struct {
+	Repository string   // the tag's repository: kind-e2e/testdriver
+	Archive    string   // the archive's file name in the output folder
+	Entrypoint string   // a binary's path in the image: /testdriver
+	Env        []string // the image's environment (default PATH only)
+	Binaries   []Binary
+}
+
+// Binary is one Go package compiled into the image at /Name.
+type Binary struct {
+	Name, Package string
+	// Test compiles the package's tests (go test -c) instead.
+	Test bool
+}
+
+// Build compiles the binaries from repoRoot into outDir and writes the
+// archive there.
+func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
 	outDir, err := filepath.Abs(outDir)
 	if err != nil {
 		return Built{}, err
 	}
-	bins := map[string]string{"testdriver": "./testdriver/cmd/testdriver", "workload": "./testdriver/cmd/workload"}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return Built{}, err
+	}
 	h := sha256.New()
 	var files []imagearchive.File
-	for _, name := range []string{"testdriver", "workload"} {
-		out := filepath.Join(outDir, name)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, bins[name])
+	for _, b := range g.Binaries {
+		out := filepath.Join(outDir, b.Name)
+		args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package}
+		if b.Test {
+			args[0] = "test"
+			args = append([]string{args[0], "-c"}, args[1:]...)
+		}
+		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			return Built{}, fmt.Errorf("building %s: %v\n%s", name, err, msg)
+			return Built{}, fmt.Errorf("building %s: %v\n%s", b.Package, err, msg)
 		}
 		f, err := os.Open(out)
 		if err != nil {
 			return Built{}, err
 		}
-		io.Copy(h, f)
+		_, err = io.Copy(h, f)
 		f.Close()
-		files = append(files, imagearchive.File{Path: "/" + name, Mode: 0o755, Source: out})
+		if err != nil {
+			return Built{}, err
+		}
+		files = append(files, imagearchive.File{Path: "/" + b.Name, Mode: 0o755, Source: out})
 	}
-	tag := Repository + ":" + hex.EncodeToString(h.Sum(nil))[:12]
-	archive := filepath.Join(outDir, "testdriver-image.tar")
-	img := imagearchive.Image{Tags: []string{tag}, Files: files, Entrypoint: []string{"/testdriver"}}
+	tag := g.Repository + ":" + hex.EncodeToString(h.Sum(nil))[:12]
+	archive := filepath.Join(outDir, g.Archive)
+	img := imagearchive.Image{Tags: []string{tag}, Files: files, Entrypoint: []string{g.Entrypoint}, Env: g.Env}
 	return Built{Tag: tag, Archive: archive}, img.WriteFile(archive)
 }

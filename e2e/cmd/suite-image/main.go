@@ -7,19 +7,17 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/template"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
 // Repository is the suite image's name without tag.
@@ -70,46 +68,15 @@ func environment() [][2]string {
 	return env
 }
 
-// build compiles the suite (go test -c) and its entrypoint, static, and
-// writes an image of the two with no base. The tag is their hash.
+// build compiles the suite (go test -c) and its entrypoint, static, into an
+// image of the two with no base.
 func build(root, outDir string) (tag, archive string, err error) {
-	if outDir, err = filepath.Abs(outDir); err != nil {
-		return "", "", err
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", "", err
-	}
-	steps := []struct{ name, path string }{{"e2e.test", "./e2e"}, {"incluster", "./e2e/cmd/incluster"}}
-	h := sha256.New()
-	var files []imagearchive.File
-	for _, s := range steps {
-		bin := filepath.Join(outDir, s.name)
-		args := []string{"build", "-trimpath", "-o", bin, s.path}
-		if s.name == "e2e.test" {
-			args = []string{"test", "-c", "-trimpath", "-o", bin, s.path}
-		}
-		cmd := exec.Command("go", args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, msg)
-		}
-		f, err := os.Open(bin)
-		if err != nil {
-			return "", "", err
-		}
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return "", "", err
-		}
-		files = append(files, imagearchive.File{Path: "/" + s.name, Mode: 0o755, Source: bin})
-	}
-	tag = Repository + ":" + hex.EncodeToString(h.Sum(nil))[:12]
-	archive = filepath.Join(outDir, "suite-image.tar")
-	env := []string{"PATH=/", "E2E_SUITE_COMMIT=" + commit(root)}
-	img := imagearchive.Image{Tags: []string{tag}, Files: files, Entrypoint: []string{"/incluster"}, Env: env, WorkingDir: "/"}
-	return tag, archive, img.WriteFile(archive)
+	built, err := image.GoImage{
+		Repository: Repository, Archive: "suite-image.tar", Entrypoint: "/incluster",
+		Env:      []string{"PATH=/", "E2E_SUITE_COMMIT=" + commit(root)},
+		Binaries: []image.Binary{{Name: "e2e.test", Package: "./e2e", Test: true}, {Name: "incluster", Package: "./e2e/cmd/incluster"}},
+	}.Build(root, outDir)
+	return built.Tag, built.Archive, err
 }
 
 // commit is the repository's commit, "+changes" when the tree differs: the
@@ -138,21 +105,8 @@ func render(path, text string, v Values) error {
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-// quote is a YAML double-quoted scalar (JSON's string syntax is one).
+// quote is a YAML scalar of s: a JSON string is one, escapes and all.
 func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	b, _ := json.Marshal(s)
+	return string(b)
 }
