@@ -29,6 +29,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
@@ -130,29 +132,19 @@ func suiteArgs(release, kubeconfig, artifacts string) []string {
 	return args
 }
 
-// writeKubeconfig writes the pod's in-cluster identity as a kubeconfig.
+// writeKubeconfig writes the pod's in-cluster identity as a kubeconfig
+// (its token file, so a refreshed token is read anew).
 func writeKubeconfig(path string) (*rest.Config, error) {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		return nil, fmt.Errorf("not running in a pod with a ServiceAccount: %w", err)
 	}
-	text := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: in-cluster
-  cluster:
-    server: %s
-    certificate-authority: %s
-users:
-- name: suite
-  user:
-    tokenFile: %s
-contexts:
-- name: in-cluster
-  context: {cluster: in-cluster, user: suite}
-current-context: in-cluster
-`, cfg.Host, filepath.Join(tokenDir, "ca.crt"), filepath.Join(tokenDir, "token"))
-	return cfg, os.WriteFile(path, []byte(text), 0o600)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: filepath.Join(tokenDir, "ca.crt")}
+	kc.AuthInfos["suite"] = &clientcmdapi.AuthInfo{TokenFile: filepath.Join(tokenDir, "token")}
+	kc.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "suite"}
+	kc.CurrentContext = "in-cluster"
+	return cfg, clientcmd.WriteToFile(*kc, path)
 }
 
 // serverMinor is the release the cluster runs, "1.35" of "v1.35.4".
