@@ -23,15 +23,16 @@ DRIVER       ?=
 DEVICE_CLASS ?=
 ADMIN_CHECK  ?=
 WORKLOAD_IMAGE ?=
-# A command is passed through the environment, where its quotes stay its
-# own, and unexpanded: make would take its $ for a variable of its own.
-override ADMIN_CHECK := $(value ADMIN_CHECK)
-export ADMIN_CHECK WORKLOAD_IMAGE
 REGISTRY     ?=
 REGISTRY_PORT ?= 5001
 LABELS       ?=
 FOCUS        ?=
 SKIP         ?=
+# Free text stays as given: make would take a $ in a filter, a regular
+# expression or a command for a variable of its own. ADMIN_CHECK, a
+# command, goes through the environment, where its quotes stay its own too.
+$(foreach v,LABELS FOCUS SKIP ADMIN_CHECK,$(eval override $(v) := $$(value $(v))))
+export ADMIN_CHECK WORKLOAD_IMAGE
 KEEP_CLUSTER ?=
 UPGRADE      ?= 1
 # The next release's node image, for the in-place upgrade spec.

@@ -70,9 +70,9 @@ func devicesNode(ctx context.Context) string {
 	if env.Vendor == nil {
 		return anyWorker(ctx)
 	}
-	nodes := env.Vendor.Nodes()
+	nodes, ws := env.Vendor.Nodes(), workers(ctx)
 	for _, n := range nodes {
-		if containsString(workers(ctx), n) {
+		if containsString(ws, n) {
 			return n
 		}
 	}
