@@ -68,18 +68,17 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 		return 0, nil
 	}
 	c.logf("%s: feature set %s", profile.Scheduler, set.Name)
-	wait := func(comp profile.Component, oldHash string, _ []byte) error {
-		return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: "with --feature-gates=" + nodeconfig.FormatGates(want),
-			inForce: func(p process) (bool, string) {
-				args := strings.Fields(p.Command)
-				got, err := nodeconfig.CommandGates(args)
-				if err != nil {
-					return false, err.Error()
-				}
-				return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
-			}})
-	}
-	err = c.restartStaticPods(ctx, cp, map[profile.Component][]byte{profile.Scheduler: edited}, wait)
+	moved := target{what: "with --feature-gates=" + nodeconfig.FormatGates(want),
+		inForce: func(p process) (bool, string) {
+			args := strings.Fields(p.Command)
+			got, err := nodeconfig.CommandGates(args)
+			if err != nil {
+				return false, err.Error()
+			}
+			return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
+		}}
+	err = c.restarter().restart(ctx, change{node: cp, current: current, edited: map[profile.Component][]byte{profile.Scheduler: edited},
+		target: func(profile.Component, []byte) (target, error) { return moved, nil }})
 	return time.Since(start), err
 }
 

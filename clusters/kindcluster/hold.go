@@ -11,9 +11,8 @@ import (
 // A client that finds kube-apiserver's port closed fails at once, and
 // client-go's reflector counts every failure: its back-off doubles from
 // 0.8 s up to 30 s (with jitter 60 s) and is forgotten only two minutes after
-// the last one. Measured on 1.33 after a kube-apiserver move of 9-13 s: a
-// worker's kubelet started a pod bound to it 63 s late, and the first pod
-// after such a move waited 52 s to 1:40 in all. So while kube-apiserver
+// the last one, so pods after a move started a minute and more late
+// (docs/benchmarks.md, "What a restart's steps save"). So while kube-apiserver
 // restarts, the control-plane node drops new connections to its port instead
 // of refusing them: a client's connect then waits in the kernel's SYN
 // retransmissions (1, 3, 7, 15 s) and succeeds on the first one after the
@@ -30,8 +29,8 @@ import (
 // the control-plane node itself (the loopback interface, which also carries
 // its connections to its own address): its kubelet creates
 // kube-apiserver's mirror pod before it starts the new container, so a held
-// kubelet waited out its 30 s dial time-out before kube-apiserver could start
-// (measured: the move took 30 s longer). kube-controller-manager and
+// kubelet waited out its 30 s dial time-out before kube-apiserver could
+// start. kube-controller-manager and
 // kube-scheduler on that node are therefore not held; they stop with
 // kube-apiserver and start once it serves, after that kubelet has been
 // restarted (restartWithAPIServer).

@@ -33,10 +33,9 @@ func (m mirrorPods) hash(comp profile.Component) string {
 // quickRead bounds a request made where kube-apiserver may be down. client-go
 // retries a GET whose connection ends without an answer ten times, a second
 // apart, and that is what a kube-apiserver that is down gives through kind's
-// published port (the port's proxy accepts, then closes): after the GA lock
-// spec's refused flag, reading three mirror pods one by one took 30 s of a
-// 34 s restore. A serving kube-apiserver answers such a request in well
-// under a second.
+// published port (the port's proxy accepts, then closes), so after the GA
+// lock spec's refused flag each unbounded read cost ten seconds. A serving
+// kube-apiserver answers such a request in well under a second.
 const quickRead = 3 * time.Second
 
 // readMirrorPods reads the components' mirror pods before a restart, in one
@@ -94,7 +93,7 @@ func (c *Cluster) rbacNotReady(ctx context.Context) string {
 // own watch of pods has seen it: a mirror pod the kubelet published while
 // that watch was in back-off (after a kube-apiserver restart) is unknown to
 // it, its create of the new one then fails with AlreadyExists, and the move
-// waited until the watch came back (49 s seen on 1.33). With the old one
+// waited until the watch came back. With the old one
 // gone, the kubelet's next sync (10 s at most, see the suite's kubelet
 // configuration) publishes the new one. The UID precondition spares a pod
 // the kubelet has replaced meanwhile.
@@ -136,3 +135,7 @@ func (c *Cluster) releaseStaleLease(ctx context.Context, cp nodes.Node, pid stri
 func takenBefore(lease *coordinationv1.Lease, start time.Time) bool {
 	return lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.Time.Before(start)
 }
+
+// configHash is the mirror pod annotation that names the manifest the
+// kubelet runs (its hash, or the UID the manifest sets).
+const configHash = "kubernetes.io/config.hash"

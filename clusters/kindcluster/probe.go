@@ -1,9 +1,11 @@
 package kindcluster
 
 // Probes and waits: what a component's process looks like from its node,
-// and the wait until it serves on its new configuration.
+// the wait until it serves on its new configuration, and the log lines a
+// component or kubelet that refuses its configuration leaves.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -89,14 +91,7 @@ type componentWait struct {
 	// oldHash is its mirror pod's config hash before the restart ("" for
 	// none): the kubelet has published the new pod once it differs.
 	oldHash string
-	// what says what the new configuration is, for messages ("with
-	// --feature-gates=...").
-	what string
-	// withVersion also probes the binary's --version (a release switch).
-	withVersion bool
-	// inForce accepts the process that runs the new configuration, or
-	// says what it still lacks.
-	inForce func(process) (bool, string)
+	target
 }
 
 // waitComponent waits until comp runs a process that inForce accepts, that
@@ -183,4 +178,29 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, w componentW
 			comp, what, inTime(ctx, SwitchTimeout), seen, last, c.componentLog(cp, comp))
 	}
 	return nil
+}
+
+// componentLog returns the tail of a static pod's newest container log on the
+// node, where a component that refuses its flags says why.
+func (c *Cluster) componentLog(n nodes.Node, comp profile.Component) string {
+	var out bytes.Buffer
+	script := fmt.Sprintf("f=$(ls -t /var/log/pods/kube-system_%s-*/%s/*.log 2>/dev/null | head -1); [ -n \"$f\" ] && tail -n 8 \"$f\"", comp, comp)
+	n.Command("sh", "-c", script).SetStdout(&out).Run()
+	return out.String()
+}
+
+// ComponentLog is componentLog for the control-plane node.
+func (c *Cluster) ComponentLog(comp profile.Component) string {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return err.Error()
+	}
+	return c.componentLog(cp, comp)
+}
+
+// kubeletJournal is the kubelet's last log lines on n, where a kubelet that
+// refuses its flags or configuration says why.
+func kubeletJournal(n nodes.Node) string {
+	out, _ := run(n, "journalctl -u kubelet --no-pager -n 5 -o cat")
+	return out
 }

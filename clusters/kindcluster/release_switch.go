@@ -19,7 +19,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
-	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
 // Step is one named part of a release switch and how long it took.
@@ -100,8 +99,7 @@ const etcdManifest = "/etc/kubernetes/manifests/etcd.yaml"
 // derives a static pod's UID from the manifest and its own version, so a
 // kubelet of another release sees a new pod and recreates etcd under a
 // kube-apiserver that keeps running, whose etcd client then waits out its
-// reconnect back-off: three of seven switches up settled in 52-56 s
-// instead of 9-15 s. With the UID in the manifest the running kubelet sees
+// reconnect back-off, tens of seconds. With the UID in the manifest the running kubelet sees
 // the same pod, unchanged, and so does the next. (The other static pods get
 // UIDs of their own at every restart, see stopStaticPods.)
 func (c *Cluster) pinEtcdUID(ctx context.Context, cp nodes.Node) error {
@@ -144,7 +142,11 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 	for _, comp := range profile.ControlPlane {
 		image := bits.Images[comp]
 		manifest := manifests[comp]
-		if strings.Contains(string(manifest), "image: "+image+"\n") {
+		running, err := nodeconfig.StaticPodImage(manifest)
+		if err != nil {
+			return fmt.Errorf("%s: %w", comp, err)
+		}
+		if running == image {
 			continue
 		}
 		updated, err := nodeconfig.SetStaticPodImage(manifest, image)
@@ -154,15 +156,16 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 		edited[comp] = updated
 	}
 	start := time.Now()
-	waitVersion := c.waitVersion(ctx, cp, to, "as the "+to.Minor+" image")
-	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
-		err := waitVersion(comp, oldHash, manifest)
-		if err == nil {
-			c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, elapsed(start))
-		}
-		return err
-	}
-	return c.restartEdited(ctx, cp, manifests, edited, wait)
+	want := "Kubernetes " + to.GitVersion()
+	binary := target{what: "as the " + to.Minor + " image", withVersion: true,
+		inForce: func(p process) (bool, string) { return p.Version == want, "" }}
+	return c.restarter().restart(ctx, change{node: cp, current: manifests, edited: edited,
+		target: func(profile.Component, []byte) (target, error) { return binary, nil },
+		served: func(comp profile.Component, err error) {
+			if err == nil {
+				c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, elapsed(start))
+			}
+		}})
 }
 
 // missingImages lists the control-plane images of bits that the node's
@@ -191,18 +194,9 @@ func absent(want, have []string) []string {
 	return out
 }
 
-// waitVersion waits until a component serves as a binary of release to.
-func (c *Cluster) waitVersion(ctx context.Context, cp nodes.Node, to release.Release, what string) waitFunc {
-	want := "Kubernetes " + to.GitVersion()
-	return func(comp profile.Component, oldHash string, _ []byte) error {
-		return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: what, withVersion: true,
-			inForce: func(p process) (bool, string) { return p.Version == want, "" }})
-	}
-}
-
 // switchKubeletBinaries replaces the kubelet on every node, one node at a
 // time, and waits until each node reports the new version and is Ready.
-// (All nodes at once was slower on 2 cores: 16-18.5 s against 13.4 s.)
+// (All nodes at once was slower on 2 cores.)
 func (c *Cluster) switchKubeletBinaries(ctx context.Context, bits *nodesource.ReleaseBits) error {
 	all, err := c.Nodes()
 	if err != nil {
@@ -252,7 +246,9 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *nodesou
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(string(cfg), "failCgroupV1: false") {
+		if v, err := nodeconfig.KubeletField(cfg, "failCgroupV1"); err != nil {
+			return fmt.Errorf("%s on %s: %w", configPath, n, err)
+		} else if v != false {
 			updated, err := nodeconfig.SetKubeletField(cfg, "failCgroupV1", false)
 			if err != nil {
 				return err
@@ -262,7 +258,7 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *nodesou
 			}
 		}
 	}
-	if err := restartKubelet(ctx, n, "mv "+next+" /usr/bin/kubelet"); err != nil {
+	if err := c.restarter().restartKubelet(ctx, n, "mv "+next+" /usr/bin/kubelet"); err != nil {
 		return err
 	}
 	if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {
@@ -278,11 +274,9 @@ const settledFor = 10
 // waitSettled waits until the control plane has answered, settledFor polls
 // in a row, with every component on its new image and Ready and an
 // authorized request served. A new kubelet may recreate the static pods (their
-// config hash can change between releases; on 1.35 -> 1.36 kube-apiserver
-// went away 1.8 s into this window and was back as a new process at 7.5 s).
-// Moving the control-plane node's kubelet in with the control plane's
-// restarts instead was tried: the new static pods then took about a minute
-// to serve, once in each direction. And a kube-apiserver that has just
+// config hash can change between releases). Moving the control-plane
+// node's kubelet in with the control plane's restarts instead was tried:
+// the new static pods then took far longer to serve. And a kube-apiserver that has just
 // started has been seen to refuse cluster-admin for a moment (403) while its
 // authorizer catches up: specs must not take either for a broken workload.
 func (c *Cluster) waitSettled(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {

@@ -1,7 +1,8 @@
 package kindcluster
 
-// The restart sequence: how a control-plane component is replaced with a new
-// manifest, fast, and waited for (restartStaticPods and its steps).
+// The restart sequence, the restarter's implementation: how a control-plane
+// component is replaced with a new manifest, fast, and waited for, and how a
+// kubelet is restarted.
 
 import (
 	"context"
@@ -20,21 +21,47 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 )
 
-// How a control-plane component is restarted with a new manifest, fast.
-//
-// Editing a manifest in place makes the kubelet start the new pod only after
-// the old one is fully cleaned up, and a new static pod that finds its
-// predecessor still there is retried after a 10-15 s back-off (pod_workers.go,
-// backOffPeriod); kube-apiserver also lingers for its whole 30 s grace period
-// after it stopped serving. Measured on a 1.35 cluster: 15 s for
-// kube-controller-manager, about 40 s for kube-apiserver, before the new
-// process even started. So the suite takes the manifest out, ends the old
-// process once it no longer serves (what the kubelet does at the end of the
-// grace period anyway), waits until the kubelet has removed the old pod's
-// cgroup, and only then puts the new manifest in, stamped so that it is a new
-// pod: the new process starts at once, or, where the kubelet had not quite
-// finished the old pod, once the manifest is stamped again (see
-// startNewPods).
+// fastRestart is the restarter: it replaces a control-plane component's
+// manifest so that the kubelet starts the new pod at once, where an edit in
+// place makes it wait for the old pod's whole clean-up and a back-off, and
+// kube-apiserver for its whole grace period. So the manifest is taken out,
+// the old process ended once it no longer serves (what the kubelet does at
+// the end of the grace period anyway), the old pod's cgroup waited for, and
+// the new manifest put in, stamped so that it is a new pod; where the
+// kubelet had not quite finished the old pod, it is stamped again (see
+// startNewPods). The figures behind each step are in docs/benchmarks.md,
+// "What a restart's steps save".
+type fastRestart struct{ *Cluster }
+
+func (c fastRestart) restart(ctx context.Context, ch change) error {
+	if len(ch.edited) == 0 {
+		return nil
+	}
+	if ch.target == nil {
+		// No mirror pods are deleted: kube-apiserver may be among the
+		// components stopped, and nothing waits for the new ones.
+		err := c.replaceStaticPods(ctx, ch.node, ch.edited, nil)
+		// Nothing waits for a kube-apiserver that may refuse to start, so
+		// nothing would lift the hold on its clients.
+		liftHold(ch.node)
+		return err
+	}
+	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
+		t, err := ch.target(comp, manifest)
+		if err == nil {
+			err = c.waitComponent(ctx, ch.node, componentWait{comp: comp, oldHash: oldHash, target: t})
+		}
+		if ch.served != nil {
+			ch.served(comp, err)
+		}
+		return err
+	}
+	return c.restartEdited(ctx, ch.node, ch.current, ch.edited, wait)
+}
+
+func (c fastRestart) restartKubelet(ctx context.Context, n nodes.Node, prepare string, args ...string) error {
+	return restartKubelet(ctx, n, prepare, args...)
+}
 
 // pollInterval is how often a restart step looks again: each look is one
 // `docker exec`, about 0.1 s.
@@ -51,11 +78,10 @@ const pollInterval = 250 * time.Millisecond
 // before the restart: those mirror pods are deleted while the components are
 // stopped, so that the kubelet publishes the new ones at its
 // first sync of the new pods. Left to it, it replaces them only when its own
-// watch has seen the old ones, else at a later sync (every 10 s): moves of
-// kube-controller-manager or kube-scheduler alone took 15-18 s, five of 32
-// in four 1.35 runs, where the rest took 4.4-7.6 s (restartWithAPIServer
-// deletes them before its kubelet start for the same reason).
-func (c *Cluster) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, before mirrorPods) error {
+// watch has seen the old ones, else at a later sync, every 10 s
+// (restartWithAPIServer deletes them before its kubelet start for the same
+// reason).
+func (c fastRestart) replaceStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, before mirrorPods) error {
 	var names []string
 	for comp := range manifests {
 		names = append(names, string(comp))
@@ -131,14 +157,14 @@ func newPodUID() (string, error) {
 // new pods; their manifests wait, staged, for startNewPods or a kubelet
 // restart (startWithKubeletRestart). Stopping kube-apiserver holds its clients
 // (see hold.go) until waitComponent sees the new one serve. Each step is
-// one command on the node for all the components: a command costs about
-// 0.2 s (docker exec), and one per component and step added 2 s to a move
-// of three.
+// one command on the node for all the components: each command is a
+// docker exec, and a command per component and step made a move of three
+// seconds longer.
 //
 // Each new pod gets a UID of its own in its manifest: startNewPods needs it,
 // and a kubelet of another release then sees the same pod, where a UID it
 // derives changes with its version (see pinEtcdUID).
-func (c *Cluster) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
+func (c fastRestart) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
 	now := time.Now()
 	var staged, park, names, urls []string
 	for _, comp := range profile.ControlPlane {
@@ -209,19 +235,17 @@ const (
 // folder and returns once the kubelet has begun each pod (made its
 // sandbox), not once its process serves (see waitComponent).
 //
-// Seen with the kubelet's log at verbosity 4 (1.35, two of twelve moves of
-// kube-controller-manager and kube-scheduler together): the kubelet's
-// housekeeping had removed the old pod's cgroup, as it does for a pod whose
-// containers are gone, while the old pod's worker still waited for the next
-// relist of the containers (once a second) to finish it. The new pod came a
-// moment before that: "Pod cannot start yet", and the kubelet tried it again
-// only after its 10-15 s back-off (the component served after 12.8 s and
-// 16.1 s; the other moves took 3.7-4.6 s). Nothing tells the kubelet to try
+// The kubelet's housekeeping removes the old pod's cgroup, as it does for a
+// pod whose containers are gone, while the old pod's worker may still wait
+// for the next relist of the containers (once a second) to finish it. A new
+// pod that comes in between is told "Pod cannot start yet" and tried again
+// only after the kubelet's 10-15 s back-off (seen at verbosity 4; figures in
+// docs/benchmarks.md). Nothing tells the kubelet to try
 // again when the old worker ends; an update of the pod does. So a pod that
 // has not begun a second after its manifest went in gets its manifest again,
 // stamped anew but with the same UID: the same pod, updated, and the kubelet
 // looks again at once.
-func (c *Cluster) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
+func (c fastRestart) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
 	if err := startStaticPods(cp, components(pods)); err != nil {
 		return err
 	}
@@ -322,7 +346,7 @@ type waitFunc func(comp profile.Component, oldHash string, manifest []byte) erro
 
 // restartStaticPods replaces the components' manifests together and then
 // waits for each, in profile.ControlPlane order.
-func (c *Cluster) restartStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, wait waitFunc) error {
+func (c fastRestart) restartStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte, wait waitFunc) error {
 	before := c.readMirrorPods(ctx, cp, manifests)
 	if err := c.replaceStaticPods(ctx, cp, manifests, before); err != nil {
 		return err
@@ -347,7 +371,7 @@ func waitAll(manifests map[profile.Component][]byte, before mirrorPods, wait wai
 // and waits for them; current holds every component's manifest as it
 // stands. Where kube-apiserver is among them, restartWithAPIServer restarts
 // the other two after it as well.
-func (c *Cluster) restartEdited(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
+func (c fastRestart) restartEdited(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
 	switch _, apiserver := edited[profile.APIServer]; {
 	case apiserver:
 		return c.restartWithAPIServer(ctx, cp, current, edited, wait)
@@ -364,25 +388,19 @@ func (c *Cluster) restartEdited(ctx context.Context, cp nodes.Node, current, edi
 // Why after it: each of these clients would run through kube-apiserver's
 // restart and lose its watches, and client-go retries them with a back-off
 // that doubles up to 30 s (with jitter, 60 s) and is forgotten only after two
-// minutes without a failure. Seen: a claim made 42 s and its pod scheduled
-// 62 s after the pod was created, after the second kube-apiserver restart
-// within two minutes; after a release switch down the quota controller's
-// count of a deleted claim not released within a minute (1.33); and the two
-// components' new mirror pods, which only the control-plane kubelet
-// publishes, 1:31 and 1:43 late (1.35, CI pre-check). Started once
+// minutes without a failure, so a spec's bounded wait would measure a
+// client's back-off (what was seen: docs/benchmarks.md). Started once
 // kube-apiserver serves and authorizes, they have no failure to back off
 // from. So all three stop together (the two can do nothing while
 // kube-apiserver is away), kube-apiserver starts, and once it serves the
 // two start (a kubelet restart leaves running containers alone, and a new
-// kubelet has no back-off either): a move pays one stop, not two. Measured
-// on 1.35: 19-20 s, and 31.8 s with the kubelet's back-off, when the two
-// were restarted only after kube-apiserver served; 16-19 s now.
+// kubelet has no back-off either): a move pays one stop, not two.
 //
 // For a release switch this is also the version skew policy's order both
 // ways: no kube-controller-manager or kube-scheduler ever runs against an
 // older kube-apiserver. If kube-apiserver does not come back, the two are
 // started all the same, on the manifests they were given.
-func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
+func (c fastRestart) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
 	all := maps.Clone(current)
 	maps.Copy(all, edited)
 	start := time.Now()
@@ -399,9 +417,8 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	// ones at once: the kubelet that ran them starts a static pod whose
 	// predecessor of the same name it has not finished yet only after a
 	// 10-15 s back-off, which waiting for the old pod's cgroup to go did not
-	// always avoid with three pods stopped at once (one move in four took
-	// 15 s longer). The second restart also gives the kubelet watches that
-	// started after kube-apiserver served.
+	// always avoid with three pods stopped at once. The second restart also
+	// gives the kubelet watches that started after kube-apiserver served.
 	if err := c.startWithKubeletRestart(ctx, cp, []profile.Component{profile.APIServer}); err != nil {
 		liftHold(cp)
 		startStaticPods(cp, rest)
@@ -414,8 +431,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 	}
 	// The old mirror pods go before the kubelet starts: it then publishes
 	// the new ones at its first sync. Left to it, it replaced them only at
-	// a later sync, up to 10 s after the component served (one move in
-	// four took 7 s longer).
+	// a later sync, up to 10 s after the component served.
 	c.deleteMirrorPods(ctx, before, rest)
 	if err := c.startWithKubeletRestart(ctx, cp, rest); err != nil {
 		startStaticPods(cp, rest)
@@ -427,7 +443,7 @@ func (c *Cluster) restartWithAPIServer(ctx context.Context, cp nodes.Node, curre
 
 // startWithKubeletRestart restarts the control-plane node's kubelet with
 // comps' staged manifests moved into its folder while it is stopped.
-func (c *Cluster) startWithKubeletRestart(ctx context.Context, cp nodes.Node, comps []profile.Component) error {
+func (c fastRestart) startWithKubeletRestart(ctx context.Context, cp nodes.Node, comps []profile.Component) error {
 	script, args := startScript(comps)
 	return restartKubelet(ctx, cp, "systemctl stop kubelet && { "+script+"; }", args...)
 }
@@ -443,3 +459,29 @@ if [ -z "$p" ]; then p=$(sed -n 's/^0:://p' /proc/$pid/cgroup); root=/sys/fs/cgr
 done; true`
 
 func parkedPath(comp profile.Component) string { return "/etc/kubernetes/." + string(comp) + ".parked" }
+
+// restartKubelet restarts the kubelet on n (running `before` first, when
+// given, in the same shell, with args) and waits until a new kubelet process
+// answers on its healthz port: a node's Ready condition alone would still
+// show the old kubelet's last report.
+func restartKubelet(ctx context.Context, n nodes.Node, before string, args ...string) error {
+	old, _ := run(n, "systemctl show -p MainPID --value kubelet")
+	script := "systemctl restart kubelet"
+	if before != "" {
+		script = before + " && " + script
+	}
+	if out, err := run(n, script, args...); err != nil {
+		return fmt.Errorf("restarting the kubelet on %s: %w: %s", n, err, out)
+	}
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
+		pid, _ := run(n, "systemctl show -p MainPID --value kubelet")
+		health, _ := run(n, "curl -s --max-time 2 http://127.0.0.1:10248/healthz")
+		seen = fmt.Sprintf("pid %s (was %s), healthz %q", pid, old, health)
+		return pid != "" && pid != "0" && pid != old && health == "ok", nil
+	})
+	if err != nil {
+		return fmt.Errorf("the kubelet on %s did not come back %s (last seen: %s); its last log lines:\n%s", n, inTime(ctx, SwitchTimeout), seen, kubeletJournal(n))
+	}
+	return nil
+}

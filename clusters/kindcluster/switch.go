@@ -1,14 +1,10 @@
 package kindcluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -96,17 +92,8 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	if err != nil || len(updated) == 0 {
 		return took, err
 	}
-	// Each component waits for the value its new manifest sets.
-	wait := func(comp profile.Component, oldHash string, manifest []byte) error {
-		set, err := nodeconfig.StaticPodGates(manifest)
-		if err != nil {
-			return fmt.Errorf("%s: %w", comp, err)
-		}
-		err = c.waitGate(ctx, cp, comp, oldHash, c.effective(set))
-		took[comp] = time.Since(start)
-		return err
-	}
-	return took, c.restartEdited(ctx, cp, current, updated, wait)
+	return took, c.restarter().restart(ctx, change{node: cp, current: current, edited: updated, target: c.gateTarget,
+		served: func(comp profile.Component, _ error) { took[comp] = time.Since(start) }})
 }
 
 // WriteStaticPodGates restarts the components with the gate set and returns
@@ -124,13 +111,7 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil || len(updated) == 0 {
 		return err
 	}
-	// No mirror pods are deleted: kube-apiserver may be among the
-	// components stopped, and nothing waits for the new ones.
-	err = c.replaceStaticPods(ctx, cp, updated, nil)
-	// Nothing waits for a kube-apiserver that may refuse to start, so
-	// nothing would lift the hold on its clients.
-	liftHold(cp)
-	return err
+	return c.restarter().restart(ctx, change{node: cp, current: current, edited: updated})
 }
 
 // staticPodGateEdits returns the new manifest of every component whose
@@ -163,31 +144,24 @@ func (c *Cluster) effective(gates map[string]bool) bool {
 	return c.Release.GateDefault()
 }
 
-// waitGate waits until comp serves with the gate flag set to enable.
-func (c *Cluster) waitGate(ctx context.Context, cp nodes.Node, comp profile.Component, oldHash string, enable bool) error {
-	want := fmt.Sprintf("%s=%t", release.Gate, enable)
-	return c.waitComponent(ctx, cp, componentWait{comp: comp, oldHash: oldHash, what: "with " + want,
-		inForce: func(p process) (bool, string) { return strings.Contains(p.Command, want), "" }})
-}
-
-const configHash = "kubernetes.io/config.hash"
-
-// componentLog returns the tail of a static pod's newest container log on the
-// node, where a component that refuses its flags says why.
-func (c *Cluster) componentLog(n nodes.Node, comp profile.Component) string {
-	var out bytes.Buffer
-	script := fmt.Sprintf("f=$(ls -t /var/log/pods/kube-system_%s-*/%s/*.log 2>/dev/null | head -1); [ -n \"$f\" ] && tail -n 8 \"$f\"", comp, comp)
-	n.Command("sh", "-c", script).SetStdout(&out).Run()
-	return out.String()
-}
-
-// ComponentLog is componentLog for the control-plane node.
-func (c *Cluster) ComponentLog(comp profile.Component) string {
-	cp, err := c.ControlPlane()
+// gateTarget is what comp's process shows once manifest is in force: the
+// gate's value that manifest sets (or the release's default) on its
+// command line.
+func (c *Cluster) gateTarget(comp profile.Component, manifest []byte) (target, error) {
+	set, err := nodeconfig.StaticPodGates(manifest)
 	if err != nil {
-		return err.Error()
+		return target{}, fmt.Errorf("%s: %w", comp, err)
 	}
-	return c.componentLog(cp, comp)
+	enable := c.effective(set)
+	return target{what: fmt.Sprintf("with %s=%t", release.Gate, enable),
+		inForce: func(p process) (bool, string) {
+			gates, err := nodeconfig.CommandGates(strings.Fields(p.Command))
+			if err != nil {
+				return false, err.Error()
+			}
+			v, named := gates[release.Gate]
+			return named && v == enable, ""
+		}}, nil
 }
 
 // switchKubelets sets the gate in every kubelet whose configuration does
@@ -219,7 +193,7 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 			return restarted, err
 		}
 		restarted = true
-		if err := restartKubelet(ctx, n, ""); err != nil {
+		if err := c.restarter().restartKubelet(ctx, n, ""); err != nil {
 			return restarted, err
 		}
 	}
@@ -227,37 +201,4 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 		return false, nil
 	}
 	return true, waitNodesReady(ctx, c)
-}
-
-// restartKubelet restarts the kubelet on n (running `before` first, when
-// given, in the same shell, with args) and waits until a new kubelet process
-// answers on its healthz port: a node's Ready condition alone would still
-// show the old kubelet's last report.
-func restartKubelet(ctx context.Context, n nodes.Node, before string, args ...string) error {
-	old, _ := run(n, "systemctl show -p MainPID --value kubelet")
-	script := "systemctl restart kubelet"
-	if before != "" {
-		script = before + " && " + script
-	}
-	if out, err := run(n, script, args...); err != nil {
-		return fmt.Errorf("restarting the kubelet on %s: %w: %s", n, err, out)
-	}
-	var seen string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, SwitchTimeout, true, func(ctx context.Context) (bool, error) {
-		pid, _ := run(n, "systemctl show -p MainPID --value kubelet")
-		health, _ := run(n, "curl -s --max-time 2 http://127.0.0.1:10248/healthz")
-		seen = fmt.Sprintf("pid %s (was %s), healthz %q", pid, old, health)
-		return pid != "" && pid != "0" && pid != old && health == "ok", nil
-	})
-	if err != nil {
-		return fmt.Errorf("the kubelet on %s did not come back %s (last seen: %s); its last log lines:\n%s", n, inTime(ctx, SwitchTimeout), seen, kubeletJournal(n))
-	}
-	return nil
-}
-
-// kubeletJournal is the kubelet's last log lines on n, where a kubelet that
-// refuses its flags or configuration says why.
-func kubeletJournal(n nodes.Node) string {
-	out, _ := run(n, "journalctl -u kubelet --no-pager -n 5 -o cat")
-	return out
 }

@@ -260,6 +260,25 @@ func SetStaticPodImage(manifest []byte, image string) ([]byte, error) {
 	return yaml.Marshal(pod)
 }
 
+// StaticPodImage reads the image a static pod manifest runs.
+func StaticPodImage(manifest []byte) (string, error) {
+	pod, err := readPod(manifest)
+	if err != nil {
+		return "", err
+	}
+	return pod.Spec.Containers[0].Image, nil
+}
+
+// KubeletField reads a top-level field of a KubeletConfiguration (nil where
+// it is not set).
+func KubeletField(config []byte, field string) (any, error) {
+	doc, err := kubeletConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return doc[field], nil
+}
+
 // SetKubeletField returns the KubeletConfiguration with a top-level field set.
 func SetKubeletField(config []byte, field string, value any) ([]byte, error) {
 	doc, err := kubeletConfig(config)

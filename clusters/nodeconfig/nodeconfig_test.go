@@ -92,6 +92,12 @@ func TestSetStaticPodImageOnEveryReleasesManifests(t *testing.T) {
 		if after.Spec.Containers[0].Image != "registry.k8s.io/next:v9.9.9" {
 			t.Errorf("%s: image %s", name, after.Spec.Containers[0].Image)
 		}
+		if got, err := StaticPodImage(out); err != nil || got != "registry.k8s.io/next:v9.9.9" {
+			t.Errorf("%s: StaticPodImage read %q, %v", name, got, err)
+		}
+		if got, _ := StaticPodImage(manifest); got != before.Spec.Containers[0].Image {
+			t.Errorf("%s: StaticPodImage read %q of the manifest as kubeadm wrote it", name, got)
+		}
 		after.Spec.Containers[0].Image = before.Spec.Containers[0].Image
 		if !reflect.DeepEqual(after, before) {
 			t.Errorf("%s: the edit changed more than the image", name)
@@ -141,6 +147,12 @@ func TestSetKubeletFieldKeepsTheRest(t *testing.T) {
 	}
 	if doc["failCgroupV1"] != false || !reflect.DeepEqual(doc["featureGates"], map[string]any{"DRAAdminAccess": true}) {
 		t.Fatalf("got %v", doc)
+	}
+	if v, err := KubeletField(out, "failCgroupV1"); err != nil || v != false {
+		t.Fatalf("KubeletField read %v, %v of what SetKubeletField wrote", v, err)
+	}
+	if v, err := KubeletField([]byte(in), "failCgroupV1"); err != nil || v != nil {
+		t.Fatalf("KubeletField read %v, %v where the field is not set", v, err)
 	}
 	if _, err := SetKubeletField([]byte("kind: Pod\n"), "failCgroupV1", false); err == nil {
 		t.Fatal("only a KubeletConfiguration may be edited")
