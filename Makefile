@@ -57,7 +57,6 @@ ifeq ($(origin KUBECONFIG),command line)
 EXISTING := --kubeconfig=$(abspath $(KUBECONFIG))
 endif
 
-GO_PACKAGES_UNIT = $$(go list ./... | grep -v '/e2e$$')
 
 .PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
@@ -65,7 +64,8 @@ test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
-	go test $(GO_PACKAGES_UNIT)
+	go vet -tags e2e ./e2e
+	go test ./...
 	go tool actionlint
 
 docker-up:
@@ -196,7 +196,7 @@ e2e-release: e2e-cli
 	printf 'test driver image %s\t%s\n' "$$tag" "$$(ms $$t)" >> $$timeline; \
 	echo "e2e: test driver image $$tag"; \
 	rm -rf $(ARTIFACTS)/$(K8S_VERSION); mkdir -p $(ARTIFACTS)/$(K8S_VERSION); \
-	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) --fail-on-empty $(GINKGO_ARGS) \
+	go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) --fail-on-empty --tags=e2e $(GINKGO_ARGS) \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(if $(FOCUS),--focus='$(FOCUS)') $(if $(SKIP),--skip='$(SKIP)') \
 	  --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) \
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \

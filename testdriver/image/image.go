@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
 )
@@ -49,6 +50,8 @@ type Binary struct {
 	Name, Package string
 	// Test compiles the package's tests (go test -c) instead.
 	Test bool
+	// Tags are the build tags the package needs (the suite's entry: e2e).
+	Tags []string
 }
 
 // Build compiles the binaries from repoRoot into outDir and writes the
@@ -65,11 +68,14 @@ func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
 	var files []imagearchive.File
 	for _, b := range g.Binaries {
 		out := filepath.Join(outDir, b.Name)
-		args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package}
+		args := []string{"build"}
 		if b.Test {
-			args[0] = "test"
-			args = append([]string{args[0], "-c"}, args[1:]...)
+			args = []string{"test", "-c"}
 		}
+		if len(b.Tags) > 0 {
+			args = append(args, "-tags", strings.Join(b.Tags, ","))
+		}
+		args = append(args, "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -74,7 +74,7 @@ func build(root, outDir string) (tag, archive string, err error) {
 	built, err := image.GoImage{
 		Repository: Repository, Archive: "suite-image.tar", Entrypoint: "/incluster",
 		Env:      []string{"PATH=/", "E2E_SUITE_COMMIT=" + commit(root)},
-		Binaries: []image.Binary{{Name: "e2e.test", Package: "./e2e", Test: true}, {Name: "incluster", Package: "./e2e/cmd/incluster"}},
+		Binaries: []image.Binary{{Name: "e2e.test", Package: "./e2e", Test: true, Tags: []string{"e2e"}}, {Name: "incluster", Package: "./e2e/cmd/incluster"}},
 	}.Build(root, outDir)
 	return built.Tag, built.Archive, err
 }

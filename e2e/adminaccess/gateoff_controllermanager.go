@@ -1,4 +1,4 @@
-package e2e
+package adminaccess
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // The specs of kube-controller-manager without DRAAdminAccess (the move helpers
-// are in disruptive_test.go).
+// are in gatemoves.go).
 
 var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("cm-off")

@@ -1,4 +1,4 @@
-package e2e
+package adminaccess
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // Turning the gate off and on again in every component (the move helpers are
-// in disruptive_test.go).
+// in gatemoves.go).
 
 var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("toggle"), func() {
 	f := newFramework("toggle")

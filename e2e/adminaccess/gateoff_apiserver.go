@@ -1,4 +1,4 @@
-package e2e
+package adminaccess
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // The specs of kube-apiserver as the only component with DRAAdminAccess, and
-// as the only one without it (the move helpers are in disruptive_test.go).
+// as the only one without it (the move helpers are in gatemoves.go).
 
 var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-only")

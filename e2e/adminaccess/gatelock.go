@@ -1,4 +1,4 @@
-package e2e
+package adminaccess
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // The release where the gate is locked on: components refuse it off (the move
-// helpers are in disruptive_test.go).
+// helpers are in gatemoves.go).
 
 var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), func() {
 	f := newFramework("locked")

@@ -1,0 +1,201 @@
+package adminaccess
+
+// What specs expect of their pods: running, undisturbed, their claims,
+// conditions and events.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	gtypes "github.com/onsi/gomega/types"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+)
+
+// expectRunning waits until the pod runs and its workload printed its
+// environment, and returns that environment.
+func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]string {
+	ginkgo.GinkgoHelper()
+	return expectContainersRunning(ctx, b, pod)[builder.WorkloadContainer]
+}
+
+// expectContainersRunning waits until the pod runs and every container's
+// workload printed its environment, and returns each container's.
+func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]map[string]string {
+	ginkgo.GinkgoHelper()
+	var envs map[string]map[string]string
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("pod %s (node %q) is %s: %s", pod.Name, p.Spec.NodeName, p.Status.Phase, podConditions(p))
+		}
+		got := map[string]map[string]string{}
+		for _, c := range p.Spec.Containers {
+			if env.Vendor != nil {
+				// The user's driver promises no variables to read.
+				got[c.Name] = map[string]string{}
+				continue
+			}
+			vars, ready, err := observe.ContainerEnv(ctx, b.Client, b.Namespace, pod.Name, c.Name)
+			if err != nil {
+				return err
+			}
+			if !ready {
+				return fmt.Errorf("pod %s runs but the workload of container %s has not printed its environment yet", pod.Name, c.Name)
+			}
+			got[c.Name] = vars
+		}
+		envs = got
+		return nil
+	}).WithTimeout(podStartTimeout).Should(gomega.Succeed(), func() string {
+		// Read once, on failure: what the cluster said of the pod names the
+		// component that did not act.
+		return fmt.Sprintf("pod %s should run; its last events: %v", pod.Name, lastOf(podEvents(ctx, pod), 5))
+	})
+	return envs
+}
+
+// podClaimName is the claim behind a pod's single resourceClaims entry: the
+// one it names, or the one the controller made from its template.
+func podClaimName(ctx context.Context, pod *corev1.Pod) string {
+	ginkgo.GinkgoHelper()
+	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	gomega.Expect(p.Spec.ResourceClaims).To(gomega.HaveLen(1), "pod %s", pod.Name)
+	name := p.Spec.ResourceClaims[0].ResourceClaimName
+	for _, st := range p.Status.ResourceClaimStatuses {
+		if st.Name == p.Spec.ResourceClaims[0].Name && st.ResourceClaimName != nil {
+			name = st.ResourceClaimName
+		}
+	}
+	gomega.Expect(name).NotTo(gomega.BeNil(), "pod %s has no claim yet", pod.Name)
+	return *name
+}
+
+// podClaim is that claim once it is allocated.
+func podClaim(ctx context.Context, b *builder.Builder, pod *corev1.Pod) *resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	return allocatedClaim(ctx, b, podClaimName(ctx, pod))
+}
+
+func podConditions(p *corev1.Pod) string {
+	var parts []string
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s", c.Type, c.Message))
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Waiting != nil {
+			parts = append(parts, fmt.Sprintf("container %s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// podSnapshot is what "undisturbed" compares: the same pod, running, never restarted.
+type podSnapshot struct {
+	UID      types.UID
+	Phase    corev1.PodPhase
+	Restarts int32
+}
+
+func snapshot(ctx context.Context, pod *corev1.Pod) podSnapshot {
+	ginkgo.GinkgoHelper()
+	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	s := podSnapshot{UID: p.UID, Phase: p.Status.Phase}
+	for _, cs := range p.Status.ContainerStatuses {
+		s.Restarts += cs.RestartCount
+	}
+	return s
+}
+
+// expectUndisturbed checks over a watched interval that the pod stays the
+// same running pod with no restarts.
+func expectUndisturbed(ctx context.Context, pod *corev1.Pod, before podSnapshot) {
+	ginkgo.GinkgoHelper()
+	expectAllUndisturbed(ctx, []*corev1.Pod{pod}, []podSnapshot{before})
+}
+
+// expectAllUndisturbed watches several pods over one interval.
+func expectAllUndisturbed(ctx context.Context, pods []*corev1.Pod, before []podSnapshot) {
+	ginkgo.GinkgoHelper()
+	gomega.Consistently(ctx, func(ctx context.Context) []podSnapshot {
+		now := make([]podSnapshot, len(pods))
+		for i, p := range pods {
+			now[i] = snapshot(ctx, p)
+		}
+		return now
+	}).WithTimeout(undisturbedFor).Should(gomega.Equal(before), "every pod should stay running, same UID, no restarts")
+}
+
+// podEvents lists "reason: message" of the events of one pod.
+func podEvents(ctx context.Context, pod *corev1.Pod) []string {
+	list, err := env.Client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod.Name})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	// Oldest first, so that the last entries are the latest word.
+	sort.SliceStable(list.Items, func(i, j int) bool { return eventTime(list.Items[i]).Before(eventTime(list.Items[j])) })
+	var out []string
+	for _, e := range list.Items {
+		out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+	}
+	return out
+}
+
+// eventTime is when an event was last seen, whichever API recorded it.
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// lastOf is the last n entries of list.
+func lastOf(list []string, n int) []string {
+	if len(list) > n {
+		return list[len(list)-n:]
+	}
+	return list
+}
+
+// expectPodEvent waits until the pod has an event matching event ("Type
+// Reason: message", or a matcher of that string).
+func expectPodEvent(ctx context.Context, pod *corev1.Pod, timeout time.Duration, event any, description ...any) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(timeout).
+		Should(gomega.ContainElement(event), description...)
+}
+
+// controllerGateOffEvent is the event kube-controller-manager without the gate
+// puts on a pod whose claim would come from tmpl.
+func controllerGateOffEvent(tmpl *resourceapi.ResourceClaimTemplate) string {
+	return "Warning " + release.ControllerGateOffReason + ": " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)
+}
+
+// failedScheduling matches kube-scheduler's event for a pod it could not
+// place, whose message says what.
+func failedScheduling(says string) gtypes.GomegaMatcher {
+	return gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(says))
+}

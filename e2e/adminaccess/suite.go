@@ -1,0 +1,268 @@
+// Package adminaccess is the conformance suite for DRA admin access
+// (KEP-5018): its Ginkgo specs, one file per spec group with the helpers
+// beside the groups that use them, and the suite's set-up and report (this
+// file). One cluster per run: process 1 makes it (or reaches an existing one
+// with --kubeconfig), installs the test driver, and every parallel process
+// shares it. Specs that switch feature gates are Serial and run last.
+//
+// Importing the package registers the specs and runs nothing; the entry
+// behind the e2e build tag (e2e/e2e_test.go, `go test -tags e2e ./e2e`,
+// which make e2e runs through ginkgo) calls Main and Run.
+package adminaccess
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+)
+
+// suiteCommit is the suite's git commit, with "+changes" when the tree differs.
+func suiteCommit() string {
+	out, err := exec.Command("git", "-C", cfg.RepoRoot, "rev-parse", "HEAD").Output()
+	if err != nil {
+		// The suite's image has no repository: it names the commit it was built from.
+		return os.Getenv("E2E_SUITE_COMMIT")
+	}
+	commit := strings.TrimSpace(string(out))
+	if exec.Command("git", "-C", cfg.RepoRoot, "diff", "--quiet", "HEAD").Run() != nil {
+		commit += "+changes"
+	}
+	return commit
+}
+
+// recordStep puts a timed step on the report's timeline.
+func recordStep(step timeline.Step) {
+	ginkgo.AddReportEntry(timeline.Entry, step, ginkgo.ReportEntryVisibilityNever)
+}
+
+var (
+	cfg = testenv.Config{}
+	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
+	env *testenv.Env
+	// timelineFile holds the steps the Makefile timed before the suite.
+	timelineFile string
+	// runningGates are the gates read from the nodes before teardown (nil
+	// where they could not be read).
+	runningGates map[profile.Component]string
+	// startCommit is the suite's commit when the run started, seconds after
+	// Ginkgo compiled it: read at the end, a commit made during a long run
+	// would be named for code that did not run.
+	startCommit string
+)
+
+// registerFlags adds the suite's flags and the e2e framework's to the
+// command line: done by Main, not at import, so that importing the package
+// (go vet, a unit test) registers nothing.
+func registerFlags() {
+	framework.RegisterCommonFlags(flag.CommandLine)
+	framework.RegisterClusterFlags(flag.CommandLine)
+	flag.StringVar(&cfg.Release, "release", envOr("K8S_VERSION", release.Default), "Kubernetes release of the cluster the suite creates (or of the existing cluster)")
+	flag.StringVar(&cfg.Profile, "profile", envOr("PROFILE", "default"), "gate profile of the cluster the suite creates")
+	flag.StringVar(&cfg.Features, "features", envOr("FEATURES", release.DefaultSet), "DRA feature set of the cluster the suite creates (or that the existing cluster runs)")
+	flag.StringVar(&cfg.ClusterName, "cluster-name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
+	flag.StringVar(&cfg.NodeImage, "node-image", envOr("NODE_IMAGE", "auto"), "node image: auto, pull, build, or an image reference")
+	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
+	flag.StringVar(&cfg.TestdriverImage, "testdriver-image", envOr("TESTDRIVER_IMAGE", ""), "a pushed test driver image the nodes pull (instead of loading an archive)")
+	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
+	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
+	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
+	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
+	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
+	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
+	flag.StringVar(&cfg.Driver, "driver", envOr("DRIVER", ""), "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver")
+	flag.StringVar(&cfg.DeviceClass, "device-class", envOr("DEVICE_CLASS", ""), "the DeviceClass that selects that driver's devices")
+	flag.StringVar(&cfg.AdminCheck, "admin-check", envOr("ADMIN_CHECK", ""), "a shell command that must succeed in a container given a device with admin access (with --driver)")
+	flag.StringVar(&cfg.WorkloadImage, "workload-image", envOr("WORKLOAD_IMAGE", ""), "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)")
+	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// Main is the suite binary's TestMain: it reads the flags, refuses bad
+// input before any cluster is made, and runs the tests (Run).
+func Main(m *testing.M) {
+	registerFlags()
+	flag.Parse()
+	// Only an explicit --kubeconfig means "run against an existing cluster": a
+	// KUBECONFIG exported in the shell must never redirect the suite.
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "kubeconfig" })
+	if explicit {
+		cfg.Kubeconfig = framework.TestContext.KubeConfig
+	} else {
+		framework.TestContext.KubeConfig = ""
+	}
+	for _, p := range []*string{&cfg.RepoRoot, &cfg.OutputDir, &cfg.Artifacts} {
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
+	}
+	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
+		startCommit = suiteCommit()
+	}
+	if _, err := release.Resolve(cfg.Release, cfg.Features); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	if err := testenv.CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass, cfg.AdminCheck, cfg.WorkloadImage); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	if err := checkLabelFilter(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	if cfg.Kubeconfig != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := testenv.Preflight(ctx, cfg.Kubeconfig, cfg.Release)
+		if err == nil {
+			err = testenv.PreflightVendor(ctx, cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass)
+		}
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(2)
+		}
+	}
+	framework.AfterReadingAllFlags(&framework.TestContext)
+	// After the framework's own defaults, which this replaces (see poll).
+	gomega.SetDefaultEventuallyPollingInterval(poll)
+	gomega.SetDefaultConsistentlyPollingInterval(poll)
+	specsToRun = ginkgo.PreviewSpecs("count").PreRunStats.SpecsThatWillRun
+	os.Exit(m.Run())
+}
+
+// Run runs the specs, as the suite binary's one test.
+func Run(t *testing.T) {
+	gomega.RegisterFailHandler(framework.Fail)
+	ginkgo.RunSpecs(t, "DRA admin access conformance")
+}
+
+var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
+	start := time.Now()
+	os.Remove(progressFile()) // counts start at zero for this run
+	sh, err := testenv.Setup(ctx, cfg, ginkgo.GinkgoWriter)
+	if err != nil && sh.Owned && !cfg.KeepCluster {
+		kindcluster.Delete(sh.ClusterName)
+	}
+	framework.ExpectNoError(err, "setting up the cluster")
+	for _, step := range sh.Timeline {
+		recordStep(step)
+	}
+	framework.Logf("cluster %s ready for specs in %s: Kubernetes %s (%s), profile %s, resource.k8s.io/%s",
+		sh.ClusterName, time.Since(start).Round(time.Second), sh.ServerVersion, sh.Release, sh.Profile, sh.ResourceAPI)
+	return sh.Encode()
+}, func(ctx context.Context, data []byte) {
+	sh, err := testenv.Decode(data)
+	framework.ExpectNoError(err)
+	env, err = testenv.Connect(sh)
+	framework.ExpectNoError(err)
+	if env.Cluster != nil {
+		// Each restart's steps go with the spec that moved the cluster.
+		env.Cluster.Progress = ginkgo.GinkgoWriter
+	}
+	// The framework fell back to a default host while no kubeconfig was known
+	// at flag time; the cluster's kubeconfig is the only source from here on.
+	framework.TestContext.KubeConfig = sh.KubeconfigPath
+	framework.TestContext.Host = ""
+})
+
+// ReportAfterSuite runs once, on process 1, with every process's results.
+var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Report) {
+	// The framework previews the specs at start-up (a dry run that also calls
+	// this node); a report written then would read all-green if the run died.
+	if r.SuiteConfig.DryRun {
+		return
+	}
+	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != ""}
+	if env != nil {
+		meta.Components = env.Components
+		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
+		meta.FeatureSet, meta.Allocator = env.Features().String(), env.Allocator()
+		meta.Gates = map[string]string{}
+		for _, c := range profile.AllComponents {
+			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))
+		}
+		// Where the nodes could be read (before teardown), what the
+		// components ran, not what the profile asked for.
+		if runningGates != nil {
+			for c, g := range runningGates {
+				meta.Gates[string(c)] = g
+			}
+			meta.GatesRead = true
+		}
+	}
+	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
+	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings
+	out := report.FromGinkgo(r, meta)
+	before, err := timeline.ReadFile(timelineFile)
+	framework.ExpectNoError(err)
+	out.Timeline = append(before, out.Timeline...)
+	os.MkdirAll(cfg.Artifacts, 0o755)
+	framework.ExpectNoError(out.WriteJSON(filepath.Join(cfg.Artifacts, "report.json")))
+	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(cfg.Artifacts, "report.md")))
+	if sel := out.Selection(); sel != "" {
+		fmt.Fprintln(os.Stdout, "\ne2e:", sel)
+	}
+	if failures := out.Failures(8, 300); failures != "" {
+		fmt.Fprint(os.Stdout, "\n"+failures)
+	}
+	if kd := out.KnownDefects(); kd != "" {
+		fmt.Fprintln(os.Stdout, "\n"+kd)
+	}
+	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
+	// Ginkgo keeps a skip a skip; the suite does not. Failing here makes the
+	// run (and make e2e) fail for any skip the release table does not declare.
+	if undeclared := out.Undeclared(); len(undeclared) > 0 {
+		ginkgo.Fail(fmt.Sprintf("%d spec(s) skipped without a skip the release table declares for Kubernetes %s in this mode:\n  %s",
+			len(undeclared), cfg.Release, strings.Join(undeclared, "\n  ")))
+	}
+})
+
+var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
+	if env == nil {
+		return
+	}
+	// The gates the components run with, for the report, while the nodes
+	// are still there (ReportAfterSuite runs after the teardown).
+	if env.Cluster != nil {
+		if g, err := env.Cluster.RunningGates(); err == nil {
+			runningGates = g
+		} else {
+			fmt.Fprintf(os.Stdout, "e2e: the components' gates could not be read from the nodes, the report lists the profile's: %v\n", err)
+		}
+	}
+	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
+	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))
+	saveClusterRecord(ctx, filepath.Join(cfg.Artifacts, "cluster"))
+	// Any process's failure leaves the marker; then the cluster's logs are kept too.
+	_, err := os.Stat(failureMarker())
+	failed := err == nil
+	start := time.Now()
+	err = testenv.Teardown(ctx, env.Shared, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter)
+	recordStep(timeline.Since(timeline.KindTeardown, "logs and cluster deletion", start))
+	framework.ExpectNoError(err)
+}, ginkgo.NodeTimeout(5*time.Minute))
