@@ -189,6 +189,20 @@ func Attach(name string, r release.Release, kubeconfigPath string) (*Cluster, er
 	return c, c.connect()
 }
 
+// AttachWith is Attach on clients the caller already has for the cluster
+// (one client set per process, see e2e/testenv.Plan).
+func AttachWith(name string, r release.Release, kubeconfigPath string, config *rest.Config, client kubernetes.Interface) (*Cluster, error) {
+	p := newProvider()
+	existing, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(existing, name) {
+		return nil, fmt.Errorf("no kind cluster named %q (have: %v)", name, existing)
+	}
+	return &Cluster{Name: name, Release: r, KubeconfigPath: kubeconfigPath, Config: config, Client: client, provider: p}, nil
+}
+
 // ClientConfig is the client configuration of kubeconfig that the suite's
 // clients use: they may send 50 requests a second (burst 100). client-go's
 // default of 5 (burst 10) held them back: the authorization sweep's 216

@@ -36,10 +36,10 @@ import (
 // release table is known before the tree is); 1.33 has one implementation
 // and no group.
 var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), framework.WithSerial(), func() {
-	rel, err := release.Resolve(cfg.Release, cfg.Features)
-	if err != nil {
-		return // TestMain refused the release already
+	if plan == nil {
+		return // Main refused the flags already
 	}
+	rel := plan.Rel
 	if rel.FeatureSetName != "" {
 		// A cluster made with another feature set (FEATURES) runs every
 		// spec under the implementation that set selects; this group then

@@ -55,6 +55,8 @@ func recordStep(step timeline.Step) {
 
 var (
 	cfg = testenv.Config{}
+	// plan is cfg resolved, once per process (Main).
+	plan *testenv.Plan
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
 	env *testenv.Env
 	// timelineFile holds the steps the Makefile timed before the suite.
@@ -123,29 +125,20 @@ func Main(m *testing.M) {
 	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
 		startCommit = suiteCommit()
 	}
-	if _, err := release.Resolve(cfg.Release, cfg.Features); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(2)
-	}
-	if err := testenv.CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass, cfg.AdminCheck, cfg.WorkloadImage); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(2)
-	}
 	if err := checkLabelFilter(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	if cfg.Kubeconfig != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := testenv.Preflight(ctx, cfg.Kubeconfig, cfg.Release)
-		if err == nil {
-			err = testenv.PreflightVendor(ctx, cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass)
-		}
-		cancel()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "e2e:", err)
-			os.Exit(2)
-		}
+	// The one resolve step: the flags become this process's plan (release,
+	// profile, mode, and for an existing cluster its checks and the
+	// process's client set); nothing after it resolves or dials again.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	var err error
+	plan, err = testenv.Resolve(ctx, cfg)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
 	}
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	// After the framework's own defaults, which this replaces (see poll).
@@ -164,7 +157,7 @@ func Run(t *testing.T) {
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	start := time.Now()
 	os.Remove(progressFile()) // counts start at zero for this run
-	sh, err := testenv.Setup(ctx, cfg, ginkgo.GinkgoWriter)
+	sh, err := plan.Setup(ctx, ginkgo.GinkgoWriter)
 	if err != nil && sh.Owned && !cfg.KeepCluster {
 		kindcluster.Delete(sh.ClusterName)
 	}
@@ -178,7 +171,7 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 }, func(ctx context.Context, data []byte) {
 	sh, err := testenv.Decode(data)
 	framework.ExpectNoError(err)
-	env, err = testenv.Connect(sh)
+	env, err = plan.Connect(sh)
 	framework.ExpectNoError(err)
 	if env.Cluster != nil {
 		// Each restart's steps go with the spec that moved the cluster.
@@ -262,7 +255,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	_, err := os.Stat(failureMarker())
 	failed := err == nil
 	start := time.Now()
-	err = testenv.Teardown(ctx, env.Shared, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter)
+	err = testenv.Teardown(ctx, env, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter)
 	recordStep(timeline.Since(timeline.KindTeardown, "logs and cluster deletion", start))
 	framework.ExpectNoError(err)
 }, ginkgo.NodeTimeout(5*time.Minute))

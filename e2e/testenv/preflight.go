@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	draclient "k8s.io/dynamic-resource-allocation/client"
@@ -18,17 +16,25 @@ import (
 // Checks of an existing cluster that refuse a run in one line, before any
 // spec: it answers, serves DRA, and runs the release the run was given.
 
-// Preflight checks an existing cluster before any spec runs: the kubeconfig
-// answers and the cluster serves resource.k8s.io.
+// Preflight checks an existing cluster before anything is built (make
+// preflight): the kubeconfig answers, the cluster serves resource.k8s.io
+// and runs each of releases. The suite's own processes check the same in
+// Resolve, on their client set.
 func Preflight(ctx context.Context, kubeconfig string, releases ...string) error {
-	if err := checkReachable(ctx, kubeconfig); err != nil {
-		return err
-	}
 	client, err := clientOf(kubeconfig)
 	if err != nil {
 		return err
 	}
-	if _, err = deploy.ResourceVersion(client); err != nil {
+	if err := answers(ctx, client, kubeconfig); err != nil {
+		return err
+	}
+	return servesRelease(client, kubeconfig, releases...)
+}
+
+// servesRelease checks that the cluster serves resource.k8s.io and runs
+// each of releases.
+func servesRelease(client kubernetes.Interface, kubeconfig string, releases ...string) error {
+	if _, err := deploy.ResourceVersion(client); err != nil {
 		return err
 	}
 	v, err := client.Discovery().ServerVersion()
@@ -72,23 +78,6 @@ func minorOf(gitVersion string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// checkReachable fails fast, in one line, on a kubeconfig that does not answer.
-func checkReachable(ctx context.Context, path string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", path, err)
-	}
-	cfg.Timeout = 15 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if _, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{}); err != nil {
-		return fmt.Errorf("the cluster of kubeconfig %s does not answer: %w", path, err)
-	}
-	return nil
-}
-
 // CheckVendorArgs checks the names of a driver of the user's own, without
 // a cluster: both or neither, and only with an existing cluster.
 func CheckVendorArgs(kubeconfig, driver, class, adminCheck, workloadImage string) error {
@@ -129,7 +118,7 @@ func PreflightVendor(ctx context.Context, kubeconfig, driver, class string) erro
 func clientOf(kubeconfig string) (*kubernetes.Clientset, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	return kubernetes.NewForConfig(cfg)
 }

@@ -119,30 +119,17 @@ func (e *Env) SetFeatureSet(set release.FeatureSet) {
 
 // Setup runs once per suite (process 1): make or reach the cluster, load and
 // install the test driver. progress gets one line per step.
-func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) {
-	rel, err := release.Resolve(cfg.Release, cfg.Features)
-	if err != nil {
-		return Shared{}, err
-	}
-	prof, err := profile.Get(cfg.Profile)
-	if err != nil {
-		return Shared{}, err
-	}
+func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
+	cfg, rel, prof := p.Config, p.Rel, p.Prof
 	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage}
 	var c *kindcluster.Cluster
 	if cfg.Kubeconfig != "" {
 		sh.KubeconfigPath = cfg.Kubeconfig
-		if err := checkReachable(ctx, cfg.Kubeconfig); err != nil {
-			return sh, err
-		}
 		// A kind cluster of this machine with that name: its nodes can take images.
-		if att, err := kindcluster.Attach(cfg.ClusterName, rel, cfg.Kubeconfig); err == nil {
+		if att, err := p.kind(cfg.ClusterName, rel, cfg.Kubeconfig); err == nil {
 			c, sh.Kind = att, true
 		}
 	} else {
-		if err := prof.CheckRunnable(rel); err != nil {
-			return sh, err
-		}
 		if err := kindcluster.CheckNameFree(cfg.ClusterName); err != nil {
 			return sh, err
 		}
@@ -169,9 +156,12 @@ func Setup(ctx context.Context, cfg Config, progress io.Writer) (Shared, error) 
 			return sh, err
 		}
 		sh.KubeconfigPath, sh.Owned, sh.Kind = c.KubeconfigPath, true, true
+		if err := p.adopt(c); err != nil {
+			return sh, err
+		}
 		sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "cluster create (kind, pod network, nodes and kube-system Ready)", t))
 	}
-	env, err := Connect(sh)
+	env, err := p.Connect(sh)
 	if err != nil {
 		return sh, err
 	}
@@ -212,37 +202,25 @@ func components(ctx context.Context, client kubernetes.Interface, server string)
 	return out
 }
 
-// Connect builds one process's Env from what process 1 shared.
-func Connect(sh Shared) (*Env, error) {
-	rel, err := release.Resolve(sh.Release, sh.Features)
-	if err != nil {
-		return nil, err
-	}
+// Connect builds the process's Env from what process 1 shared, on the
+// plan's release (at the patch that booted) and its one client set.
+func (p *Plan) Connect(sh Shared) (*Env, error) {
+	rel := p.Rel
 	if sh.NodeVersion != "" {
+		var err error
 		if rel, err = rel.AtPatch(sh.NodeVersion); err != nil {
 			return nil, err
 		}
 	}
-	prof, err := profile.Get(sh.Profile)
-	if err != nil {
+	if err := p.dial(sh.KubeconfigPath); err != nil {
 		return nil, err
 	}
-	cfg, err := kindcluster.ClientConfig(sh.KubeconfigPath)
-	if err != nil {
-		return nil, err
-	}
-	env := &Env{Shared: sh, Rel: rel, Prof: prof, Config: cfg}
-	if env.Client, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if env.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	env.DRA = draclient.New(env.Client)
+	cs := p.clients
+	env := &Env{Shared: sh, Rel: rel, Prof: p.Prof, Config: cs.config, Client: cs.typed, Dynamic: cs.dynamic, DRA: cs.dra}
 	if sh.Kind {
 		// Setup found (or made) this kind cluster: not reaching it now is a
 		// fault of the run, never a reason to skip what needs its nodes.
-		c, err := kindcluster.Attach(sh.ClusterName, rel, sh.KubeconfigPath)
+		c, err := p.kind(sh.ClusterName, rel, sh.KubeconfigPath)
 		if err != nil {
 			return nil, fmt.Errorf("attaching to kind cluster %s: %w", sh.ClusterName, err)
 		}
@@ -301,12 +279,9 @@ func (e *Env) Allocator() string {
 
 // Teardown removes the driver and, for a cluster the suite made, deletes it
 // unless keep is set. With failed set it first saves the cluster's logs.
-func Teardown(ctx context.Context, sh Shared, artifacts string, failed, keep bool, progress io.Writer) error {
+func Teardown(ctx context.Context, env *Env, artifacts string, failed, keep bool, progress io.Writer) error {
 	var errs []error
-	env, err := Connect(sh)
-	if err != nil {
-		return err
-	}
+	sh := env.Shared
 	if sh.Kind && (failed || keep) && env.Cluster != nil {
 		dir := filepath.Join(artifacts, "kind-logs")
 		// Best effort: kind also asks for crictl, which offline-built nodes
