@@ -7,7 +7,7 @@
 //
 // Importing the package registers the specs and runs nothing; the entry
 // behind the e2e build tag (e2e/e2e_test.go, `go test -tags e2e ./e2e`,
-// which make e2e runs through ginkgo) calls Main and Run.
+// which make e2e runs through ginkgo) calls Main and runs the specs.
 package adminaccess
 
 import (
@@ -146,12 +146,6 @@ func Main(m *testing.M) {
 	gomega.SetDefaultConsistentlyPollingInterval(poll)
 	specsToRun = ginkgo.PreviewSpecs("count").PreRunStats.SpecsThatWillRun
 	os.Exit(m.Run())
-}
-
-// Run runs the specs, as the suite binary's one test.
-func Run(t *testing.T) {
-	gomega.RegisterFailHandler(framework.Fail)
-	ginkgo.RunSpecs(t, "DRA admin access conformance")
 }
 
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
