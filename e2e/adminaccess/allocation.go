@@ -59,10 +59,10 @@ func anyWorker(ctx context.Context) string {
 // must keep: the allocation group checks them on the release's defaults, the
 // allocators group under each other implementation kube-scheduler can use.
 var corePromises = []allocationPromise{
-	{text: "allocates to an admin-access claim a device that another pod's ordinary claim holds, leaving that pod undisturbed", kep: "admin access reaches devices already in use without taking them", run: adminGetsDeviceInUse, labels: ginkgo.Label("driver")},
+	{text: "allocates to an admin-access claim a device another pod holds, and leaves that pod undisturbed", kep: "admin access reaches devices already in use without taking them", run: adminGetsDeviceInUse, labels: ginkgo.Label("driver")},
 	{text: "still allocates to an ordinary claim a device that an admin-access claim holds", kep: "devices under admin access stay available to ordinary claims", run: ordinaryGetsAdminsDevice},
 	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
-	{text: "runs a DaemonSet whose pods ask for admin access on every node with devices while ordinary pods hold every device, each pod given them all with admin access", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
+	{text: "runs an admin-access DaemonSet on every node with devices while ordinary pods hold them all", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
 }
 
 // allocationPromise is one spec body with its sentence and KEP requirement.

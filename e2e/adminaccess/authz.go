@@ -79,7 +79,7 @@ func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builde
 var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), ginkgo.SpecPriority(1), func() {
 	f := newAnyDriverFramework("authz")
 
-	ginkgo.It("keeps claims made before the label was removed working through their whole life, denies new ones, and refuses to newly allocate admin access until the label is back", func(ctx context.Context) {
+	ginkgo.It("keeps admin-access claims made before the label was removed working, and denies new ones until it is back", func(ctx context.Context) {
 		kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -152,7 +152,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		deleteClaim(ctx, claim)
 	})
 
-	ginkgo.It("denies a ResourceClaim and a ResourceClaimTemplate with adminAccess in a namespace without the admin label, and allows both once it is labelled", func(ctx context.Context) {
+	ginkgo.It("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", func(ctx context.Context) {
 		kep("admin access only in namespaces labelled by an admin")
 		b := newBuilder(f)
 		claimErr, templateErr := createAdminObjects(ctx, b)
@@ -168,7 +168,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
 	})
 
-	ginkgo.It("accepts adminAccess: false written explicitly in a namespace without the admin label, stores it as false, and allocates without admin access", func(ctx context.Context) {
+	ginkgo.It("accepts an explicit adminAccess: false without the admin label, and allocates without admin access", func(ctx context.Context) {
 		kep("adminAccess unset or false asks for no admin access and needs no label")
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.NoAdminAccess()))
@@ -239,7 +239,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
-	ginkgo.It("checks every request, not only the first: admin access asked on a later request is denied at that request's field path, and once labelled each container sees DRA_ADMIN_ACCESS of its own request", func(ctx context.Context) {
+	ginkgo.It("checks every request of a claim, each at its own field path", func(ctx context.Context) {
 		kep("admin access only in namespaces labelled by an admin, for every request of a claim or template")
 		// Its requests aim at devices by the bundled driver's index attribute.
 		requireBundledDriver(ctx)
@@ -290,7 +290,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		}
 	})
 
-	ginkgo.It("denies a status update whose second result newly grants adminAccess, at results[1], in a namespace without the label", func(ctx context.Context) {
+	ginkgo.It("denies a status update whose second result grants adminAccess, at results[1]", func(ctx context.Context) {
 		kep("status updates granting admin access are authorized like creates, for every result")
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.ClaimOf(builder.Request(), builder.Request()))
@@ -309,7 +309,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
-	ginkgo.It("denies every one of at least 200 unauthorized attempts (claims, templates and status updates, label variants, users, namespaces)", func(ctx context.Context) {
+	ginkgo.It("denies every one of at least 200 unauthorized attempts", func(ctx context.Context) {
 		kep("SLO: 100% of unauthorized attempts are denied")
 		second := createNamespace(ctx, f, "authz-sweep")
 		users := map[string]func(ns string) *builder.Builder{

@@ -36,7 +36,7 @@ var _ = framework.Describe("Admin access on a device with consumable capacity", 
 // consumable capacity.
 var capacityPromises = []featurePromise{
 	{text: "allocates to an admin-access claim a share of a device whose capacity ordinary claims have used up", kep: "admin access ignores ordinary claims' use of a shared device's consumable capacity", run: adminGetsShareOfUsedUpDevice},
-	{text: "gives an ordinary claim exactly the capacity it would get without the admin-access claim: admin shares consume none", kep: "admin access ignores ordinary claims' use of a shared device's consumable capacity", run: adminConsumesNoCapacity},
+	{text: "consumes no capacity for an admin-access share", kep: "admin access ignores ordinary claims' use of a shared device's consumable capacity", run: adminConsumesNoCapacity},
 }
 
 // share asks for that much of the shared device's capacity.

@@ -20,9 +20,9 @@ import (
 // The release where the gate is locked on: components refuse it off (the move
 // helpers are in gatemoves.go).
 
-var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), func() {
+var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("lock"), func() {
 	f := newFramework("locked")
-	ginkgo.It("refuses to start kube-apiserver, kube-controller-manager and kube-scheduler with DRAAdminAccess=false, as GA intends, and the cluster is healthy once the flag is taken back", func(ctx context.Context) {
+	ginkgo.It("refuses to start the control plane with DRAAdminAccess=false, and is healthy once the flag goes", func(ctx context.Context) {
 		kep("GA: the gate is locked on and cannot be disabled")
 		require(ctx, release.NeedGateLock, nil)
 		off := map[profile.Component]bool{}

@@ -24,7 +24,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 	f := newFramework("api-only")
 	inProfile(f, "apiserver-only")
 
-	ginkgo.It("stores admin-access claims and templates, while kube-controller-manager makes no claim from the template and kube-scheduler allocates no admin claim; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
+	ginkgo.It("stores admin-access claims and templates that no other component acts on; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("every component checks the gate: an apiserver alone cannot grant admin access")
 		requireGateSwitching(ctx)
 		b := newBuilder(f)
@@ -61,7 +61,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-off")
 
-	ginkgo.It("drops adminAccess from new claims and templates, so what they ask for a device in use is not satisfied, while objects that had the field keep it", ginkgo.Label("skew"), func(ctx context.Context) {
+	ginkgo.It("drops adminAccess from new claims and templates, and keeps it on those that had it", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
 		requireGateSwitching(ctx)

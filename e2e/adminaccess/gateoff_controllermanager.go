@@ -24,7 +24,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 	f := newFramework("cm-off")
 	inProfile(f, "controller-manager-off")
 
-	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for a pod whose template asks for admin access", ginkgo.Label("metrics"), func(ctx context.Context) {
+	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for an admin-access template", ginkgo.Label("metrics"), func(ctx context.Context) {
 		kep("metrics stay truthful while the controller cannot serve admin access")
 		requireGateSwitching(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
@@ -65,7 +65,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
 	})
 
-	ginkgo.It("keeps one Pending pod per node for a DaemonSet whose pods ask for admin access, without churn, and runs them all once the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
+	ginkgo.It("keeps one Pending pod per node for an admin-access DaemonSet, without churn, until the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
 		kep("the DaemonSet controller tolerates pods that must stay Pending")
 		requireGateSwitching(ctx)
 		b := newBuilder(f)

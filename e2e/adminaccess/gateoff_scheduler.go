@@ -24,7 +24,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.O
 	f := newFramework("sched-off")
 	inProfile(f, "scheduler-off")
 
-	ginkgo.It("keeps the claim's adminAccess, fails its allocation with the scheduler's admin-access error and counts the pod as pending; with the gate back on the pod runs", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
+	ginkgo.It("fails an admin-access claim's allocation with the scheduler's error until the gate is back on", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
 		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
 		requireGateSwitching(ctx)
 		s := newScraper(ctx, f, metrics.Scheduler)

@@ -235,7 +235,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		}
 	})
 
-	ginkgo.It("keeps resourceclaim_controller_resource_claims equal to the claims that exist, before and after allocation and after deletion", func(ctx context.Context) {
+	ginkgo.It("keeps resourceclaim_controller_resource_claims equal to the claims that exist", func(ctx context.Context) {
 		kep("resourceclaim_controller_resource_claims shows admin-access claims and their allocation")
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
@@ -296,7 +296,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		matches("after the claim is deleted")
 	})
 
-	ginkgo.It("counts a claim creation refused by kube-apiserver as a failure labelled admin_access=true, when the label went after the template was stored", func(ctx context.Context) {
+	ginkgo.It("counts a claim creation kube-apiserver refused as a failure with admin_access=true", func(ctx context.Context) {
 		kep("resourceclaim_controller_creates_total shows failed creations of admin-access claims")
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
@@ -331,7 +331,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		deletePod(ctx, pod)
 	})
 
-	ginkgo.It("counts a pod whose admin-access claim no device can satisfy in scheduler_unschedulable_pods for the DynamicResources plugin, and what the release does once it goes", func(ctx context.Context) {
+	ginkgo.It("counts an unsatisfiable admin-access pod in scheduler_unschedulable_pods for DynamicResources", func(ctx context.Context) {
 		// The pod waits because no device matches, not because of admin
 		// access: this pins the gauge's plumbing for admin-access claims. The
 		// scheduler-off spec counts pods that wait for admin access's own reason.

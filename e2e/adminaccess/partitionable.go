@@ -33,8 +33,8 @@ var _ = framework.Describe("Admin access on partitionable devices", ginkgo.Label
 // where given, checks which implementation allocated, and is called before
 // the spec ends, also with a known-defect verdict.
 var partitionPromises = []featurePromise{
-	{text: "allocates to an admin-access claim the whole partitionable device, and a half of it, while an ordinary claim has used up its counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminGetsPartitionInUse},
-	{text: "gives an ordinary claim exactly what it would get without the admin-access claim: admin allocations consume no counters", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
+	{text: "allocates to an admin-access claim a partitionable device whose counters an ordinary claim used up", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminGetsPartitionInUse},
+	{text: "consumes no counters for an admin-access allocation", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
 }
 
 // featurePromise is a spec body of a feature group that uses a driver

@@ -23,7 +23,7 @@ import (
 var _ = framework.Describe("Admin access beside a prioritized list", ginkgo.Label("prioritized"), framework.WithSerial(), func() {
 	f := newFramework("prioritized")
 
-	ginkgo.It("authorizes the admin-access request beside a firstAvailable list at its own field path, and allocates both as the claim says", func(ctx context.Context) {
+	ginkgo.It("authorizes and allocates an admin-access request beside a firstAvailable list", func(ctx context.Context) {
 		kep("admin access is authorized and allocated per request, beside a prioritized list")
 		require(ctx, release.NeedPrioritizedList, nil)
 		b := newBuilder(f)

@@ -63,7 +63,7 @@ var _ = framework.Describe("Admin access on tainted devices", ginkgo.Label("tain
 
 	// Last in the group: it changes what the instance publishes, and the
 	// group removes the instance after it.
-	ginkgo.It("evicts an admin-access pod whose request does not tolerate a NoExecute taint the driver adds later, and leaves one whose request does", func(ctx context.Context) {
+	ginkgo.It("evicts an admin-access pod that does not tolerate a NoExecute taint added later, and keeps one that does", func(ctx context.Context) {
 		kep("admin access is not exempt from device taints")
 		b := tainted.builder(ctx, f)
 		node := anyWorker(ctx)

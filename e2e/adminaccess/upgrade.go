@@ -40,7 +40,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 	// 1.37), a partitionable admin allocation goes through the switch too.
 	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
 
-	ginkgo.It("keeps admin-access pods running through every step, and authorizes new claims by the label key the running apiserver reads", func(ctx context.Context) {
+	ginkgo.It("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", func(ctx context.Context) {
 		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
 		from := env.Rel
 		require(ctx, release.NeedReleaseSwitching, nil)

@@ -15,7 +15,7 @@ import (
 // Disruptive are the e2e framework's own labels (framework.WithSerial,
 // framework.WithDisruptive), spelt as it spells them; Ginkgo matches labels
 // without regard to case, and so does Check.
-var Known = []string{"allocation", "allocators", "authz", "consumable", "daemonset", "Disruptive", "driver", "extended", "metrics", "partitionable", "prioritized", "Serial", "skew", "smoke", "taints", "toggle", "upgrade"}
+var Known = []string{"allocation", "allocators", "authz", "consumable", "daemonset", "Disruptive", "driver", "extended", "lock", "metrics", "partitionable", "prioritized", "Serial", "skew", "smoke", "taints", "toggle", "upgrade"}
 
 // FrameworkLabels are the labels the e2e framework's decorators give a spec.
 var FrameworkLabels = map[string]string{"WithSerial": "Serial", "WithDisruptive": "Disruptive"}
