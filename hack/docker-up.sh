@@ -29,7 +29,7 @@ bounding_complete() {
 
 install_shim() {
   mkdir -p "$out/bin"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$out/bin/runc-capshim" ./clusters/cmd/runc-capshim)
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$out/bin/runc-capshim" ./clusters/nodesource/cmd/runc-capshim)
   # Replace atomically: a running dockerd may be executing the old file.
   install -m 0755 "$out/bin/runc-capshim" "$shim.new" && mv -f "$shim.new" "$shim"
 }

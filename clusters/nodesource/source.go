@@ -2,21 +2,25 @@
 // part of clusters/ that knows whether this host can pull: kind's published,
 // digest-pinned kindest/node images where a registry answers, or images this
 // project builds from Go modules and Debian packages where none does
-// (nodeimage, with the capability shim and the image-archive writer it needs
-// beside it, under this folder). Cluster code, e2e/testenv, the upgrade spec
-// and the commands reach it only through Source, Image and ReleaseBits, so
-// they read the same whichever way an image was got.
+// (internal/nodeimage, with the capability shim and the image-archive writer
+// it needs beside it under internal/, and the shim's command under cmd/).
+// Cluster code, e2e/testenv, the upgrade spec and the commands reach it only
+// through Source, Image and ReleaseBits, so they read the same whichever way
+// an image was got; the driver's image writes its archive with the same
+// writer, through ArchiveImage. Which of present, pulled or built an image is
+// decided here (Policy), never in the builder.
 package nodesource
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -36,7 +40,7 @@ type Image struct {
 
 // Specs are the words NODE_IMAGE and UPGRADE_NODE_IMAGE take besides an image
 // reference.
-var Specs = []string{string(nodeimage.Auto), string(nodeimage.Pull), string(nodeimage.Build), string(nodeimage.Present)}
+var Specs = []string{string(Auto), string(Pull), string(Build), string(Present)}
 
 // imageRef is the shape of an image reference: [registry[:port]/]path[:tag][@sha256:digest].
 var imageRef = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
@@ -65,16 +69,16 @@ func New(spec, out, repoRoot string, progress io.Writer) (Source, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	return &source{spec: nodeimage.Source(spec), builder: &nodeimage.Builder{Out: filepath.Join(out, "nodeimage"), RepoRoot: repoRoot, Progress: progress}}, nil
+	return &source{spec: Policy(spec), builder: &nodeimage.Builder{Out: filepath.Join(out, "nodeimage"), RepoRoot: repoRoot, Progress: progress}}, nil
 }
 
 type source struct {
-	spec    nodeimage.Source
+	spec    Policy // or an image reference
 	builder *nodeimage.Builder
 }
 
 func (s *source) NodeImage(ctx context.Context, r release.Release) (Image, error) {
-	ref, err := s.builder.Ensure(ctx, r, s.spec)
+	ref, err := s.ensure(ctx, r)
 	if err != nil {
 		return Image{}, err
 	}
@@ -84,7 +88,7 @@ func (s *source) NodeImage(ctx context.Context, r release.Release) (Image, error
 // Inspect describes ref, an image in the local Docker, as a node image of
 // release r: its ID and the patch it runs, which must be of r's minor.
 func Inspect(ctx context.Context, ref string, r release.Release) (Image, error) {
-	v, err := nodeimage.ImageVersion(ctx, ref)
+	v, err := imageVersion(ctx, ref)
 	if err != nil {
 		return Image{}, err
 	}
@@ -92,9 +96,29 @@ func Inspect(ctx context.Context, ref string, r release.Release) (Image, error) 
 	if err != nil {
 		return Image{}, fmt.Errorf("node image %s: %w (it must be a kind node image of Kubernetes %s)", ref, err, r.Minor)
 	}
-	id, err := nodeimage.ImageID(ctx, ref)
+	id, err := imageID(ctx, ref)
 	if err != nil {
 		return Image{}, err
 	}
 	return Image{Ref: ref, ID: id, Release: at}, nil
+}
+
+// imageVersion is the Kubernetes version a kind node image runs, from its
+// /kind/version (kindest/node and the offline build both write it).
+func imageVersion(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--entrypoint", "cat", image, "/kind/version").Output()
+	if err != nil {
+		return "", fmt.Errorf("reading /kind/version of node image %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// imageID is the local Docker ID of an image (sha256:...), what a report
+// names and what cached bits taken out of it are keyed by.
+func imageID(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
+	if err != nil {
+		return "", fmt.Errorf("inspecting node image %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"text/template"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -97,14 +97,14 @@ func workload(outDir string) (tag, archive string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	var files []imagearchive.File
+	var files []nodesource.ArchiveFile
 	for _, name := range []string{"busybox", "sh", "sleep", "env", "grep", "cat", "ls", "true", "false"} {
-		files = append(files, imagearchive.File{Path: "/bin/" + name, Mode: 0o755, Source: bin})
+		files = append(files, nodesource.ArchiveFile{Path: "/bin/" + name, Mode: 0o755, Source: bin})
 	}
 	sum := sha256.Sum256(data)
 	tag = "kind-e2e/vendor-workload:" + hex.EncodeToString(sum[:])[:12]
 	archive = filepath.Join(outDir, "vendor-workload-image.tar")
-	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/bin/sh"}, Files: files}
+	img := nodesource.ArchiveImage{Tags: []string{tag}, Entrypoint: []string{"/bin/sh"}, Files: files}
 	return tag, archive, img.WriteFile(archive)
 }
 

@@ -26,7 +26,7 @@ func TestObjectsCarryImageDriverAndNodeName(t *testing.T) {
 		t.Fatalf("image %s %s", c.Image, c.ImagePullPolicy)
 	}
 	cmd := strings.Join(c.Command, " ")
-	if !strings.Contains(cmd, "--driver-name=testdriver.e2e.adminaccess.example.com") || !strings.Contains(cmd, "--devices=3") {
+	if !strings.Contains(cmd, "--driver-name="+contract.DriverName) || !strings.Contains(cmd, "--devices=3") {
 		t.Fatalf("command %s", cmd)
 	}
 	if c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" || !*c.SecurityContext.Privileged {
@@ -35,7 +35,7 @@ func TestObjectsCarryImageDriverAndNodeName(t *testing.T) {
 	if ds.Spec.Template.Spec.Tolerations[0].Operator != corev1.TolerationOpExists {
 		t.Fatal("the driver must run on the control-plane node too")
 	}
-	if objs[0].(*corev1.Namespace).Name != "dra-testdriver" {
+	if objs[0].(*corev1.Namespace).Name != contract.Namespace {
 		t.Fatal("namespace")
 	}
 }
@@ -46,7 +46,7 @@ func TestDeviceClassSelectsTheDriverAtTheServedVersion(t *testing.T) {
 		t.Fatal(dc.GetAPIVersion())
 	}
 	sel := dc.Object["spec"].(map[string]any)["selectors"].([]any)[0].(map[string]any)["cel"].(map[string]any)["expression"]
-	if sel != `device.driver == "testdriver.e2e.adminaccess.example.com"` {
+	if sel != `device.driver == "`+contract.DriverName+`"` {
 		t.Fatal(sel)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 )
 
 // Repository is the image name without tag.
@@ -65,7 +65,7 @@ func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
 		return Built{}, err
 	}
 	h := sha256.New()
-	var files []imagearchive.File
+	var files []nodesource.ArchiveFile
 	for _, b := range g.Binaries {
 		out := filepath.Join(outDir, b.Name)
 		args := []string{"build"}
@@ -91,10 +91,10 @@ func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
 		if err != nil {
 			return Built{}, err
 		}
-		files = append(files, imagearchive.File{Path: "/" + b.Name, Mode: 0o755, Source: out})
+		files = append(files, nodesource.ArchiveFile{Path: "/" + b.Name, Mode: 0o755, Source: out})
 	}
 	tag := g.Repository + ":" + hex.EncodeToString(h.Sum(nil))[:12]
 	archive := filepath.Join(outDir, g.Archive)
-	img := imagearchive.Image{Tags: []string{tag}, Files: files, Entrypoint: []string{g.Entrypoint}, Env: g.Env}
+	img := nodesource.ArchiveImage{Tags: []string{tag}, Files: files, Entrypoint: []string{g.Entrypoint}, Env: g.Env}
 	return Built{Tag: tag, Archive: archive}, img.WriteFile(archive)
 }

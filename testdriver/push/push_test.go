@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 )
 
 // startRegistry serves go-containerregistry's in-process registry on
@@ -30,12 +30,12 @@ func startRegistry(t *testing.T) string {
 }
 
 // writeArchive writes a small docker-save archive the way testdriver/image
-// does, with the project's own imagearchive package.
+// does, with the project's own archive writer (nodesource.ArchiveImage).
 func writeArchive(t *testing.T, tag string) string {
 	t.Helper()
 	archive := filepath.Join(t.TempDir(), "testdriver-image.tar")
-	img := imagearchive.Image{Tags: []string{tag}, Entrypoint: []string{"/testdriver"},
-		Files: []imagearchive.File{
+	img := nodesource.ArchiveImage{Tags: []string{tag}, Entrypoint: []string{"/testdriver"},
+		Files: []nodesource.ArchiveFile{
 			{Path: "/testdriver", Mode: 0o755, Data: []byte("#!/bin/true\n")},
 			{Path: "/workload", Mode: 0o755, Data: []byte("#!/bin/true\n")},
 		}}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/capshim"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/capshim"
 )
 
 func main() {

@@ -1,6 +1,7 @@
-// Package nodeimage provides the kind node image of a release: the published
-// kindest/node image where it can be pulled, otherwise one built here from Go
-// modules and Debian packages with nothing pulled from any registry.
+// Package nodeimage builds the kind node image of a release here, from Go
+// modules and Debian packages, with nothing pulled from any registry. Whether
+// to build at all (or take an image already present, or kind's published
+// one) is nodesource's decision, not this package's.
 //
 // The build is a pipeline of named steps (kubernetes, containerd, etcd,
 // coredns, own binaries, images, stage, assemble); the root filesystem is
@@ -26,18 +27,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
-// Source says where a node image may come from.
-type Source string
-
-const (
-	Auto  Source = "auto"  // an image with the recipe's tag, else pull kindest/node, else build
-	Pull  Source = "pull"  // kindest/node only
-	Build Source = "build" // offline build only (or its existing tag)
-	// Present takes only an image already in the local Docker (ours with the
-	// recipe's tag, or kindest/node) and never pulls or builds.
-	Present Source = "present"
-)
-
 // Builder builds node images.
 type Builder struct {
 	Out      string    // output folder, e.g. _output/nodeimage
@@ -50,67 +39,6 @@ type binaries struct {
 	kubernetes, containerd string // folders
 	etcd, coredns, pause   string // files
 	capshim                string
-}
-
-// Ensure returns a node image for release r that exists in the local Docker:
-// an explicit reference as given (pulled if absent); otherwise our offline
-// build's tag if present, kind's published image (pinned by digest) if present
-// or pullable, and only then an offline build, where one can run here.
-func (b *Builder) Ensure(ctx context.Context, r release.Release, src Source) (string, error) {
-	switch src {
-	case Auto, Pull, Build, Present:
-	default:
-		if strings.Contains(string(src), ":") { // an explicit image reference
-			if present(ctx, string(src)) {
-				return string(src), nil
-			}
-			return string(src), b.pull(ctx, string(src))
-		}
-		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build, present or an image reference", src)
-	}
-	if src == Pull {
-		if r.Published == "" {
-			return "", fmt.Errorf("kind %s publishes no node image of Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Version)
-		}
-		return r.Published, b.pull(ctx, r.Published)
-	}
-	rec, err := b.recipe(ctx, r)
-	if err != nil {
-		return "", err
-	}
-	tag, err := rec.Tag()
-	if err != nil {
-		return "", err
-	}
-	if present(ctx, tag) {
-		fmt.Fprintf(b.Progress, "node-image: %s is present\n", tag)
-		return tag, nil
-	}
-	if src == Build {
-		if err := CanBuild(); err != nil {
-			return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
-		}
-		return tag, b.Build(ctx, rec, tag)
-	}
-	if r.Published != "" && present(ctx, r.Published) {
-		fmt.Fprintf(b.Progress, "node-image: %s is present\n", r.Published)
-		return r.Published, nil
-	}
-	if src == Present {
-		return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, orNone(r.Published), r.Minor)
-	}
-	if r.Published == "" {
-		fmt.Fprintf(b.Progress, "node-image: kind %s publishes no node image of Kubernetes %s\n", release.KindVersion, r.Version)
-	} else if err := b.pull(ctx, r.Published); err == nil {
-		return r.Published, nil
-	} else {
-		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled: %s\n", r.Published, oneLine(err.Error()))
-	}
-	if err := CanBuild(); err != nil {
-		return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
-	}
-	fmt.Fprintf(b.Progress, "node-image: building %s from Go modules and Debian packages\n", tag)
-	return tag, b.Build(ctx, rec, tag)
 }
 
 // CanBuild says why an offline node image cannot be built on this machine,
@@ -131,51 +59,9 @@ func CanBuild() error {
 	return nil
 }
 
-// ImageVersion is the Kubernetes version a kind node image runs, from its
-// /kind/version (kindest/node and the offline build both write it).
-func ImageVersion(ctx context.Context, image string) (string, error) {
-	out, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--entrypoint", "cat", image, "/kind/version").Output()
-	if err != nil {
-		return "", fmt.Errorf("reading /kind/version of node image %s: %w", image, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// ImageID is the local Docker ID of an image (sha256:...), what a report
-// names and what cached bits taken out of it are keyed by.
-func ImageID(ctx context.Context, image string) (string, error) {
-	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
-	if err != nil {
-		return "", fmt.Errorf("inspecting node image %s: %w", image, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func present(ctx context.Context, image string) bool {
-	_, err := ImageID(ctx, image)
-	return err == nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "a published image"
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func (b *Builder) pull(ctx context.Context, image string) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", "pull", image).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("docker pull %s: %v: %s", image, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-func (b *Builder) recipe(ctx context.Context, r release.Release) (Recipe, error) {
+// Recipe is the recipe of release r's node image, read from the
+// Kubernetes module of that release (downloaded if needed).
+func (b *Builder) Recipe(ctx context.Context, r release.Release) (Recipe, error) {
 	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+r.GitVersion())
 	if err != nil {
 		return Recipe{}, err
@@ -256,7 +142,7 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 			if err := b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.pause, "./clusters/cmd/pause"); err != nil {
 				return err
 			}
-			return b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.capshim, "./clusters/cmd/runc-capshim")
+			return b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.capshim, "./clusters/nodesource/cmd/runc-capshim")
 		}},
 		{"rootfs wait", func() error { <-rootfsDone; return rootfsErr }},
 		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},

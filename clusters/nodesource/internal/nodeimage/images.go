@@ -10,7 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/imagearchive"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 )
 
 // controlPlaneImages writes one single-layer image archive per image kubeadm
@@ -24,13 +25,14 @@ func (b *Builder) controlPlaneImages(ctx context.Context, rec Recipe, bins binar
 		return imagearchive.Image{Tags: []string{tag}, Files: []imagearchive.File{{Path: dst, Mode: 0o755, Source: src}}, Entrypoint: entrypoint}
 	}
 	images := map[string]imagearchive.Image{
+		"etcd":    simple(names["etcd"], bins.etcd, "/usr/local/bin/etcd", nil),
+		"coredns": simple(names["coredns"], bins.coredns, "/coredns", []string{"/coredns"}),
+		"pause":   simple(names["pause"], bins.pause, "/pause", []string{"/pause"}),
+	}
+	for _, c := range profile.ControlPlane {
+		name := string(c)
 		// kubeadm's static pods name the command (`kube-apiserver ...`); it must be on PATH.
-		"kube-apiserver":          simple(names["kube-apiserver"], filepath.Join(bins.kubernetes, "kube-apiserver"), "/usr/local/bin/kube-apiserver", nil),
-		"kube-controller-manager": simple(names["kube-controller-manager"], filepath.Join(bins.kubernetes, "kube-controller-manager"), "/usr/local/bin/kube-controller-manager", nil),
-		"kube-scheduler":          simple(names["kube-scheduler"], filepath.Join(bins.kubernetes, "kube-scheduler"), "/usr/local/bin/kube-scheduler", nil),
-		"etcd":                    simple(names["etcd"], bins.etcd, "/usr/local/bin/etcd", nil),
-		"coredns":                 simple(names["coredns"], bins.coredns, "/coredns", []string{"/coredns"}),
-		"pause":                   simple(names["pause"], bins.pause, "/pause", []string{"/pause"}),
+		images[name] = simple(names[name], filepath.Join(bins.kubernetes, name), "/usr/local/bin/"+name, nil)
 	}
 	// The pause image also answers to containerd's sandbox_image of kind's config.
 	pause := images["pause"]

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -109,16 +110,19 @@ func NewRecipe(r release.Release, kubernetesModuleDir string) (Recipe, error) {
 }
 
 // ControlPlaneImages are the image names kubeadm of this release asks for
-// (`kubeadm config images list`), keyed by what makes them.
+// (`kubeadm config images list`), keyed by what makes them. The control
+// plane's are profile.ControlPlane's, the images a release switch takes out
+// of the node image again.
 func (r Recipe) ControlPlaneImages() map[string]string {
 	v := r.Release.GitVersion()
-	return map[string]string{
-		"kube-apiserver":          "registry.k8s.io/kube-apiserver:" + v,
-		"kube-controller-manager": "registry.k8s.io/kube-controller-manager:" + v,
-		"kube-scheduler":          "registry.k8s.io/kube-scheduler:" + v,
-		"kube-proxy":              "registry.k8s.io/kube-proxy:" + v,
-		"etcd":                    "registry.k8s.io/etcd:" + r.EtcdTag,
-		"coredns":                 "registry.k8s.io/coredns/coredns:" + r.CoreDNSTag,
-		"pause":                   "registry.k8s.io/pause:" + r.PauseTag,
+	images := map[string]string{
+		"kube-proxy": "registry.k8s.io/kube-proxy:" + v,
+		"etcd":       "registry.k8s.io/etcd:" + r.EtcdTag,
+		"coredns":    "registry.k8s.io/coredns/coredns:" + r.CoreDNSTag,
+		"pause":      "registry.k8s.io/pause:" + r.PauseTag,
 	}
+	for _, c := range profile.ControlPlane {
+		images[string(c)] = "registry.k8s.io/" + string(c) + ":" + v
+	}
+	return images
 }
