@@ -10,45 +10,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
-const kindContainerdConfig = `version = 2
-[plugins."io.containerd.grpc.v1.cri".containerd]
-  snapshotter = "overlayfs"
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-    SystemdCgroup = true
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
-    SystemdCgroup = true
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10"
-  restrict_oom_score_adj = false
-`
-
-func TestContainerdConfigRoutesRuncThroughTheShim(t *testing.T) {
-	got, err := ContainerdConfig(kindContainerdConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(got, `BinaryName = "/usr/local/bin/runc-capshim"`); n != 2 {
-		t.Errorf("want the shim on both runtimes, got %d:\n%s", n, got)
-	}
-	for _, want := range []string{"restrict_oom_score_adj = true", "enable_cdi = true", `sandbox_image = "registry.k8s.io/pause:3.10"`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("config lacks %q:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, "restrict_oom_score_adj = false") {
-		t.Error("restrict_oom_score_adj still false")
-	}
-}
-
-func TestContainerdConfigRefusesAnUnknownShape(t *testing.T) {
-	if _, err := ContainerdConfig("version = 3\n"); err == nil {
-		t.Fatal("a config without the expected sections must be an error, not a silent no-op")
-	}
-}
-
 func TestParseKubeadmConstants(t *testing.T) {
 	src := "const (\n\tDefaultEtcdVersion = \"3.6.6-0\"\n)\nconst (\n\tCoreDNSVersion = \"v1.13.1\"\n\tPauseVersion = \"3.10.1\"\n)"
 	etcd, coredns, pause, err := ParseKubeadmConstants(src)
