@@ -164,13 +164,9 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 
 // Attach reaches an existing kind cluster of this suite by name.
 func Attach(name string, r release.Release, kubeconfigPath string) (*Cluster, error) {
-	p := newProvider()
-	existing, err := p.List()
+	p, err := providerOf(name)
 	if err != nil {
 		return nil, err
-	}
-	if !slices.Contains(existing, name) {
-		return nil, fmt.Errorf("no kind cluster named %q (have: %v)", name, existing)
 	}
 	if kubeconfigPath == "" {
 		kubeconfigPath = filepath.Join("_output", "kubeconfig-"+name)
@@ -192,6 +188,15 @@ func Attach(name string, r release.Release, kubeconfigPath string) (*Cluster, er
 // AttachWith is Attach on clients the caller already has for the cluster
 // (one client set per process, see e2e/testenv.Plan).
 func AttachWith(name string, r release.Release, kubeconfigPath string, config *rest.Config, client kubernetes.Interface) (*Cluster, error) {
+	p, err := providerOf(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Name: name, Release: r, KubeconfigPath: kubeconfigPath, Config: config, Client: client, provider: p}, nil
+}
+
+// providerOf is a kind provider that knows a cluster called name.
+func providerOf(name string) (*cluster.Provider, error) {
 	p := newProvider()
 	existing, err := p.List()
 	if err != nil {
@@ -200,7 +205,7 @@ func AttachWith(name string, r release.Release, kubeconfigPath string, config *r
 	if !slices.Contains(existing, name) {
 		return nil, fmt.Errorf("no kind cluster named %q (have: %v)", name, existing)
 	}
-	return &Cluster{Name: name, Release: r, KubeconfigPath: kubeconfigPath, Config: config, Client: client, provider: p}, nil
+	return p, nil
 }
 
 // ClientConfig is the client configuration of kubeconfig that the suite's
