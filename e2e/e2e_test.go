@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { adminaccess.Main(m) }
 // as a Ginkgo suite, and passes it its flags (parallel processes, label
 // filter, reports) and the suite's own, only where one of its test files
 // imports Ginkgo; otherwise it runs it as a plain go test, flags dropped
-// (entry_test.go keeps it so).
+// (entry_test.go, a unit test kept out of the suite binary, keeps it so).
 func TestE2E(t *testing.T) {
 	gomega.RegisterFailHandler(framework.Fail)
 	ginkgo.RunSpecs(t, "DRA admin access conformance")
