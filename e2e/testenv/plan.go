@@ -34,6 +34,9 @@ type Plan struct {
 	// cluster is this process's handle on a kind cluster of this machine,
 	// made once, on the same clients.
 	cluster *kindcluster.Cluster
+	// vendorDevices are the devices of a driver of the user's own that its
+	// class selects, per node, as Resolve read them (Setup uses them).
+	vendorDevices map[string][]Device
 }
 
 // clients is one client set: every client of a process is made from one
@@ -133,7 +136,7 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	if cfg.Driver != "" {
-		if _, err := readVendorDriver(ctx, p.clients.dra, cfg.Driver, cfg.DeviceClass); err != nil {
+		if p.vendorDevices, err = readVendorDriver(ctx, p.clients.dra, cfg.Driver, cfg.DeviceClass); err != nil {
 			return nil, err
 		}
 	}

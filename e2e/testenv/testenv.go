@@ -182,7 +182,7 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	}
 
 	if cfg.Driver != "" {
-		return setupVendor(ctx, cfg, sh, env, c, progress)
+		return setupVendor(cfg, p.vendorDevices, sh, c, progress)
 	}
 	return setupBundled(ctx, cfg, sh, env, c, progress)
 }

@@ -143,15 +143,11 @@ func selectDevices(ctx context.Context, dc *resourceapi.DeviceClass, slices []re
 	return out, published, nil
 }
 
-// setupVendor is Setup's end for a driver of the user's own: it reads the
-// devices the class selects, and installs nothing. The specs' pods run
+// setupVendor is Setup's end for a driver of the user's own: the devices
+// the class selects (as Resolve read them), and nothing installed. The specs' pods run
 // WORKLOAD_IMAGE, or else the bundled workload image, which reaches the
 // nodes as the bundled driver's would.
-func setupVendor(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
-	devices, err := readVendorDriver(ctx, env.DRA, cfg.Driver, cfg.DeviceClass)
-	if err != nil {
-		return sh, err
-	}
+func setupVendor(cfg Config, devices map[string][]Device, sh Shared, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
 	workload := cfg.WorkloadImage
 	var command []string
 	if workload != "" {
