@@ -160,7 +160,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 	binary := target{what: "as the " + to.Minor + " image", withVersion: true,
 		inForce: func(p process) (bool, string) { return p.Version == want, "" }}
 	return c.restarter().restart(ctx, change{node: cp, current: manifests, edited: edited,
-		target: func(profile.Component, []byte) (target, error) { return binary, nil },
+		target: always(binary),
 		served: func(comp profile.Component, err error) {
 			if err == nil {
 				c.logf("%s serves as Kubernetes %s after %s", comp, to.Version, elapsed(start))

@@ -66,3 +66,9 @@ type target struct {
 
 // restarter is how this cluster's components are restarted.
 func (c *Cluster) restarter() restarter { return fastRestart{c} }
+
+// always is a change's target where every component restarted shows the
+// same thing.
+func always(t target) func(profile.Component, []byte) (target, error) {
+	return func(profile.Component, []byte) (target, error) { return t, nil }
+}
