@@ -1,0 +1,152 @@
+// Package matrix is the one definition of what a sign-off runs: every
+// supported release, each DRA feature set it lists (so each allocator
+// implementation a whole cluster can run), and the spec groups a column is
+// split into so that its cells run side by side on separate machines. The
+// CI workflow's matrix, `make matrix` and `make signoff` all read it; a unit
+// test checks on the suite's own dry run that each column's cells select
+// every spec of it exactly once.
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/labels"
+)
+
+// Group is a part of a column's specs, by label filter.
+type Group struct {
+	Name, Labels string
+}
+
+// Groups split a column by how its specs share the cluster, using the e2e
+// framework's own labels, so that a new spec group (a new label) lands in
+// one of them without anyone naming it here: the parallel specs, the serial
+// ones that leave every gate as it was, and the disruptive ones (gate moves,
+// restarts, the release switch), which take longest: each moves components
+// one after another, and under the release defaults the upgrade switches
+// the whole cluster to the next release and back.
+var Groups = []Group{
+	{"parallel", "!Serial"},
+	{"serial", "Serial && !Disruptive"},
+	{"disruptive", "Disruptive"},
+}
+
+// Column is one release under one DRA feature set: one column of the
+// sign-off, one allocator implementation for the whole run.
+type Column struct {
+	Release  string `json:"release"`
+	Features string `json:"features"`
+	// Allocator is the implementation kube-scheduler uses for the set, by
+	// the release table's rule.
+	Allocator string `json:"allocator"`
+}
+
+// Key names the column ("1.36 stable").
+func (c Column) Key() string { return c.Release + " " + c.Features }
+
+// Cell is a column's group: one CI job, one make e2e.
+type Cell struct {
+	Name     string `json:"name"`
+	Release  string `json:"release"`
+	Features string `json:"features"`
+	Group    string `json:"group"`
+	Labels   string `json:"labels"`
+}
+
+// Columns lists the columns of releases ("all" or minors, space-separated)
+// and features ("all", or one set's name). A set named with "all" releases
+// means the releases that list it; a release named that does not list it
+// is refused. Order: releases ascending, the defaults first.
+func Columns(releases, features string) ([]Column, error) {
+	minors, err := Releases(releases)
+	if err != nil {
+		return nil, err
+	}
+	every := strings.TrimSpace(releases) == "" || strings.TrimSpace(releases) == "all"
+	var out []Column
+	for _, m := range minors {
+		r, err := release.Get(m)
+		if err != nil {
+			return nil, err
+		}
+		sets := r.SetNames()
+		if features != "all" {
+			if !slices.Contains(sets, features) && every {
+				continue
+			}
+			if !slices.Contains(sets, features) {
+				return nil, fmt.Errorf("Kubernetes %s has no DRA feature set %q: it lists %s", m, features, strings.Join(sets, ", "))
+			}
+			sets = []string{features}
+		}
+		for _, s := range sets {
+			rs, err := r.WithFeatures(s)
+			if err != nil {
+				return nil, err
+			}
+			allocator, err := rs.AllocatorFor(rs.DefaultFeatures())
+			if err != nil {
+				allocator = "unknown"
+			}
+			out = append(out, Column{Release: m, Features: s, Allocator: allocator})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no release lists the DRA feature set %q", features)
+	}
+	return out, nil
+}
+
+// Releases expands "all" (or "") to every supported minor and checks the
+// others.
+func Releases(list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" || strings.TrimSpace(list) == "all" {
+		return release.Minors(), nil
+	}
+	var out []string
+	for _, m := range strings.Fields(list) {
+		r, err := release.Get(m)
+		if err != nil {
+			return nil, err
+		}
+		if r.Minor != m {
+			return nil, fmt.Errorf("the matrix takes minor releases (%s), not %q", strings.Join(release.Minors(), ", "), m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Cells splits each column into its groups; a custom filter (a dispatch's
+// own LABELS) replaces the groups with one cell of that filter.
+func Cells(columns []Column, custom string) ([]Cell, error) {
+	groups := Groups
+	if strings.TrimSpace(custom) != "" {
+		if err := labels.Check(custom); err != nil {
+			return nil, err
+		}
+		groups = []Group{{"custom", custom}}
+	}
+	var out []Cell
+	for _, c := range columns {
+		for _, g := range groups {
+			out = append(out, Cell{Name: c.Key() + " " + g.Name, Release: c.Release, Features: c.Features, Group: g.Name, Labels: g.Labels})
+		}
+	}
+	return out, nil
+}
+
+// Union is the label filter that selects what a column's cells select
+// together: make signoff runs a column as one run of this filter, on one
+// cluster, rather than one cluster per cell (the cells exist to spread a
+// column over machines; on one machine they would each pay a cluster).
+func Union(groups []Group) string {
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = "(" + g.Labels + ")"
+	}
+	return strings.Join(parts, " || ")
+}

@@ -1,0 +1,171 @@
+package matrix
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// TestCellsCoverTheSuite runs the suite's own dry run for every column the
+// matrix has and checks that the column's cells select each spec exactly
+// once: none left out of the sign-off, none run twice. The specs come from
+// Ginkgo (the tree differs by release and feature set), not from a list.
+func TestCellsCoverTheSuite(t *testing.T) {
+	columns, err := Columns("all", "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := buildSuite(t)
+	for _, col := range columns {
+		t.Run(col.Key(), func(t *testing.T) {
+			specs := dryRun(t, suite, col)
+			if len(specs) == 0 {
+				t.Fatalf("the dry run of %s listed no spec", col.Key())
+			}
+			cells, err := Cells([]Column{col}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := coverage(specs, cells); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+// coverage says which specs no cell or several cells select ("" when each
+// is selected once).
+func coverage(specs map[string][]string, cells []Cell) string {
+	filters := make([]types.LabelFilter, len(cells))
+	for i, c := range cells {
+		f, err := types.ParseLabelFilter(c.Labels)
+		if err != nil {
+			return "cell " + c.Name + ": " + err.Error()
+		}
+		filters[i] = f
+	}
+	var missing, twice []string
+	for name, labels := range specs {
+		var by []string
+		for i, f := range filters {
+			if f(labels) {
+				by = append(by, cells[i].Group)
+			}
+		}
+		switch {
+		case len(by) == 0:
+			missing = append(missing, name+" "+labelList(labels))
+		case len(by) > 1:
+			twice = append(twice, name+" (cells "+strings.Join(by, ", ")+")")
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(twice)
+	var msg []string
+	if len(missing) > 0 {
+		msg = append(msg, "no cell selects "+strings.Join(missing, "; "))
+	}
+	if len(twice) > 0 {
+		msg = append(msg, "more than one cell selects "+strings.Join(twice, "; "))
+	}
+	return strings.Join(msg, "\n")
+}
+
+func labelList(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
+
+func TestCoverageNamesWhatIsLeftOut(t *testing.T) {
+	specs := map[string][]string{"a": {"authz"}, "b": {"Serial", "metrics"}, "c": {"Serial", "Disruptive", "toggle"}}
+	cells := []Cell{{Name: "x parallel", Group: "parallel", Labels: "!Serial"}, {Name: "x serial", Group: "serial", Labels: "Serial && !metrics && !Disruptive"}}
+	got := coverage(specs, cells)
+	for _, want := range []string{"no cell selects", "b [Serial, metrics]", "c [Serial, Disruptive, toggle]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("coverage = %q, want it to name %q", got, want)
+		}
+	}
+	cells = append(cells, Cell{Name: "x authz", Group: "authz", Labels: "authz"})
+	if got := coverage(specs, cells); !strings.Contains(got, "more than one cell selects") {
+		t.Errorf("coverage = %q, want an overlap named", got)
+	}
+}
+
+func TestColumns(t *testing.T) {
+	cols, err := Columns("1.33 1.36", "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range cols {
+		keys = append(keys, c.Key()+"="+c.Allocator)
+	}
+	if got, want := strings.Join(keys, ","), "1.33 defaults=structured (one implementation),1.36 defaults=incubating,1.36 stable=stable,1.36 alpha=incubating"; got != want {
+		t.Errorf("columns = %s, want %s", got, want)
+	}
+	stable, err := Columns("all", "stable")
+	if err != nil || len(stable) != 2 || stable[0].Key() != "1.36 stable" {
+		t.Errorf("every release that lists stable: %v, %v", stable, err)
+	}
+	for _, bad := range [][2]string{{"1.32", "all"}, {"1.35.4", "all"}, {"1.33", "stable"}, {"1.36", "beta"}, {"all", "beta"}} {
+		if _, err := Columns(bad[0], bad[1]); err == nil {
+			t.Errorf("Columns(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+	if _, err := Cells(cols, "authz || nosuchlabel"); err == nil {
+		t.Error("a custom filter with an unknown label was accepted")
+	}
+}
+
+// buildSuite compiles the suite binary once (the e2e build tag, as make e2e
+// builds it).
+func buildSuite(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "e2e.test")
+	cmd := exec.Command("go", "test", "-c", "-tags", "e2e", "-o", bin, ".")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the suite: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// dryRun lists the column's specs with their labels, as Ginkgo's dry run
+// of the suite binary reports them.
+func dryRun(t *testing.T, suite string, col Column) map[string][]string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "dry.json")
+	cmd := exec.Command(suite, "--ginkgo.dry-run", "--ginkgo.json-report="+out, "--release="+col.Release, "--features="+col.Features,
+		"--artifacts="+t.TempDir(), "--output-dir="+t.TempDir())
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dry run of %s: %v\n%s", col.Key(), err, tail(string(b)))
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string][]string{}
+	for _, r := range reports {
+		for _, s := range r.SpecReports {
+			if s.LeafNodeType == types.NodeTypeIt {
+				specs[s.FullText()] = s.Labels()
+			}
+		}
+	}
+	return specs
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}
