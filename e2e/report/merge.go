@@ -11,9 +11,11 @@ import (
 // groups in cells of their own). A spec's outcome is the one of the run
 // that selected it; a spec no run selected stays "not selected", so the
 // merged report is only as complete as the cells together were. The
-// reports must be of one release; the first one's provenance stands for
-// all, and a cell whose provenance differs (another node image, suite
-// commit or allocator) is a suite problem of the merged report.
+// reports must be of one sign-off column (release and DRA feature set: runs
+// under different feature sets are different columns, never merged); the
+// first one's provenance stands for all, and a cell whose provenance
+// differs (another node image, suite commit or allocator) is a suite
+// problem of the merged report.
 func Merge(parts ...Report) (Report, error) {
 	if len(parts) == 0 {
 		return Report{}, fmt.Errorf("no report to merge")
@@ -23,8 +25,8 @@ func Merge(parts ...Report) (Report, error) {
 	byName := map[string]Spec{}
 	var filters []string
 	for i, p := range parts {
-		if p.Release != out.Release {
-			return Report{}, fmt.Errorf("report %d is of Kubernetes %s, the first of %s: merge one release's reports", i+1, p.Release, out.Release)
+		if p.Column() != out.Column() {
+			return Report{}, fmt.Errorf("report %d is of Kubernetes %s, the first of %s: merge one column's reports", i+1, p.Column(), out.Column())
 		}
 		for _, d := range [][3]string{{"suite commit", p.SuiteCommit, out.SuiteCommit}, {"node image", p.NodeImageID, out.NodeImageID}, {"allocator", p.Allocator, out.Allocator}} {
 			if d[1] != d[2] {

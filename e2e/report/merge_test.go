@@ -35,4 +35,16 @@ func TestMergeTakesEachSpecFromTheCellThatRanIt(t *testing.T) {
 	if _, err := Merge(a, Report{Meta: Meta{Release: "1.36"}}); err == nil {
 		t.Error("two releases cannot merge")
 	}
+	// Another DRA feature set is another column (another allocator), never
+	// a conflict within one; a report that names no set ran the defaults.
+	stable := Report{Meta: meta}
+	stable.Features = "stable"
+	if _, err := Merge(a, stable); err == nil || !strings.Contains(err.Error(), "1.35 stable") {
+		t.Errorf("two feature sets cannot merge: %v", err)
+	}
+	defaults := Report{Meta: meta}
+	defaults.Features = "defaults"
+	if _, err := Merge(a, defaults); err != nil {
+		t.Errorf("an unnamed set is the defaults: %v", err)
+	}
 }

@@ -72,10 +72,24 @@ type Meta struct {
 	// (the release table's rule, read in the module).
 	FeatureSet string `json:"featureSet,omitempty"`
 	Allocator  string `json:"allocator,omitempty"`
+	// Features is the cluster's DRA feature set by name (make e2e
+	// FEATURES): with Release, the sign-off column the run belongs to.
+	// Reports written before it existed were all of the defaults.
+	Features string `json:"features,omitempty"`
 	// What selected the specs: LABELS, FOCUS and SKIP as Ginkgo got them.
 	LabelFilter string   `json:"labelFilter,omitempty"`
 	Focus       []string `json:"focus,omitempty"`
 	Skip        []string `json:"skip,omitempty"`
+}
+
+// Column is the sign-off column of the run: release and DRA feature set
+// ("1.36 stable").
+func (m Meta) Column() string {
+	f := m.Features
+	if f == "" {
+		f = "defaults"
+	}
+	return m.Release + " " + f
 }
 
 // SchemaVersion is report.json's format; it changes when a field changes meaning.

@@ -40,7 +40,7 @@ func TestHTMLRendersInAHeadlessBrowser(t *testing.T) {
 		}
 		t.Skip("no headless Chromium on PATH (chromium-headless-shell or chromium; make tools installs one on Debian)")
 	}
-	page, err := Build(runs(), func(rel string) string { return rel }).HTML()
+	page, err := Build(runs(), byRelease).HTML()
 	if err != nil {
 		t.Fatal(err)
 	}

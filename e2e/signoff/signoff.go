@@ -1,8 +1,13 @@
-// Package signoff turns the reports of several releases into the page a
-// release team signs: KEP requirement x release, each cell passed, failed or
-// skipped (with the declared reason), and for each release where the result
-// came from (suite commit, kind, node image, component versions, gates, Go,
-// date and duration). It writes signoff.md and a self-contained signoff.html.
+// Package signoff turns the reports of several runs into the page a release
+// team signs: KEP requirement x column, where a column is one release under
+// one DRA feature set (so one allocator implementation for the whole run),
+// each cell passed, failed, skipped (with the declared reason) or a known
+// upstream defect (with the cause the spec saw), and for each column where
+// the result came from (suite commit, kind, node image, component versions,
+// the gates read from the components, Go, date and duration). A release is
+// signed off only where each of its columns is. It renders signoff.md, a
+// self-contained signoff.html and signoff.json, for programs that compare
+// two sign-offs.
 package signoff
 
 import (
@@ -22,7 +27,7 @@ import (
 // NoRequirement heads the specs that name no KEP requirement.
 const NoRequirement = "(no KEP requirement named)"
 
-// Cell is one requirement on one release.
+// Cell is one requirement in one column.
 type Cell struct {
 	State                   string // passed, failed, known defect, skipped, not run, or "" (no such spec on that release)
 	Passed, Failed, Skipped int
@@ -37,13 +42,15 @@ type Cell struct {
 // Matrix is the sign-off.
 type Matrix struct {
 	Requirements []string
-	Runs         []report.Report // one per release, in the order given
-	Cells        map[string]map[string]Cell
+	// Runs are one per column (report.Meta.Column), in the order given.
+	Runs []report.Report
+	// Cells are by requirement, then by column.
+	Cells map[string]map[string]Cell
 }
 
-// Build makes the matrix. artifactsOf gives, per release, the folder (relative
-// to where the page is written) that holds its report.md and logs.
-func Build(runs []report.Report, artifactsOf func(release string) string) Matrix {
+// Build makes the matrix. artifactsOf gives, per column's report, the folder
+// (relative to where the page is written) that holds its report.md and logs.
+func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix {
 	m := Matrix{Runs: runs, Cells: map[string]map[string]Cell{}}
 	for _, r := range runs {
 		for _, s := range r.Specs {
@@ -55,14 +62,14 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 				m.Cells[req] = map[string]Cell{}
 				m.Requirements = append(m.Requirements, req)
 			}
-			c := m.Cells[req][r.Release]
+			c := m.Cells[req][r.Column()]
 			switch s.State {
 			case "passed":
 				c.Passed++
 			case "failed":
 				c.Failed++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Name+": "+s.Reason))
-				c.Link = artifactsOf(r.Release) + "/report.md"
+				c.Link = artifactsOf(r) + "/report.md"
 			case "skipped":
 				c.Skipped++
 				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, report.FirstLine(s.Reason)))
@@ -70,7 +77,7 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 				c.KnownDefects++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Reason))
 			}
-			m.Cells[req][r.Release] = c
+			m.Cells[req][r.Column()] = c
 		}
 	}
 	// Every requirement of the list is a row, also where no spec of it ran
@@ -81,14 +88,14 @@ func Build(runs []report.Report, artifactsOf func(release string) string) Matrix
 			m.Requirements = append(m.Requirements, r.Text)
 		}
 	}
-	for req, byRelease := range m.Cells {
+	for req, byColumn := range m.Cells {
 		for _, r := range runs {
-			c := byRelease[r.Release]
+			c := byColumn[r.Column()]
 			c.State = state(c)
 			c.Reasons = unique(c.Reasons)
-			byRelease[r.Release] = c
+			byColumn[r.Column()] = c
 		}
-		m.Cells[req] = byRelease
+		m.Cells[req] = byColumn
 	}
 	// The list's order (by ID) first, then any other text.
 	sort.SliceStable(m.Requirements, func(i, j int) bool {
@@ -150,56 +157,115 @@ func unique(in []string) []string {
 	return out
 }
 
-// Verdict is the page's one line: signed off only when no cell failed and
-// every release ran.
-func (m Matrix) Verdict() string {
-	var failed []string
-	for _, r := range m.Runs {
-		if r.Totals.Failed > 0 || len(r.Problems) > 0 {
-			failed = append(failed, r.Release)
-		}
+// Unsigned says why a column is not signed off: its failures and suite
+// problems, the specs it left out, or a requirement no spec of it ran; nil
+// when it is signed off.
+func (m Matrix) Unsigned(r report.Report) []string {
+	var why []string
+	if r.Totals.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d failed", r.Totals.Failed))
 	}
-	if len(failed) > 0 {
-		return "NOT signed off: failures on Kubernetes " + strings.Join(failed, ", ")
+	for _, p := range r.Problems {
+		why = append(why, "suite problem: "+report.FirstLine(p))
+	}
+	if len(why) > 0 {
+		return why
 	}
 	// A run that left specs out says no more than what ran.
-	var partial []string
-	for _, r := range m.Runs {
-		if sel := r.Selection(); sel != "" {
-			partial = append(partial, r.Release+" "+sel)
-		}
-	}
-	if len(partial) > 0 {
-		return "NOT signed off: " + strings.Join(partial, "; ") + ", and what ran passed"
+	if sel := r.Selection(); sel != "" {
+		return []string{sel + ", and what ran passed"}
 	}
 	// A whole run in which a requirement ran no spec (not even one that
 	// skipped as declared) has a hole in the suite, not a pass.
 	var unrun []string
 	for _, req := range m.Requirements {
-		r, ok := requirements.Of(req)
-		if !ok {
-			continue
-		}
-		for _, run := range m.Runs {
-			if m.Cells[req][run.Release].State == "not run" {
-				unrun = append(unrun, r.ID+" on "+run.Release)
-			}
+		if q, ok := requirements.Of(req); ok && m.Cells[req][r.Column()].State == "not run" {
+			unrun = append(unrun, q.ID)
 		}
 	}
 	if len(unrun) > 0 {
-		return "NOT signed off: no spec ran for " + strings.Join(unrun, ", ")
+		return []string{"no spec ran for " + strings.Join(unrun, ", ")}
 	}
-	verdict := fmt.Sprintf("All %d releases passed every applicable check (skips are only those the release table declares)", len(m.Runs))
+	return nil
+}
+
+// SignedColumns counts the columns signed off.
+func (m Matrix) SignedColumns() int {
+	n := 0
+	for _, r := range m.Runs {
+		if m.Unsigned(r) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Releases lists, in the order of the columns, each release and whether it
+// is signed off: only when every column of it is.
+func (m Matrix) Releases() []ReleaseVerdict {
+	var out []ReleaseVerdict
+	at := map[string]int{}
+	for _, r := range m.Runs {
+		i, seen := at[r.Release]
+		if !seen {
+			i = len(out)
+			at[r.Release] = i
+			out = append(out, ReleaseVerdict{Release: r.Release, SignedOff: true})
+		}
+		out[i].Columns = append(out[i].Columns, r.Column())
+		out[i].SignedOff = out[i].SignedOff && m.Unsigned(r) == nil
+	}
+	return out
+}
+
+// ReleaseVerdict is one release's verdict over its columns.
+type ReleaseVerdict struct {
+	Release   string   `json:"release"`
+	SignedOff bool     `json:"signedOff"`
+	Columns   []string `json:"columns"`
+}
+
+// Verdict is the page's one line: how many columns are signed off, and why
+// the others are not; signed off only when every column is.
+func (m Matrix) Verdict() string {
+	signed := m.SignedColumns()
+	if signed < len(m.Runs) || len(m.Runs) == 0 {
+		var why []string
+		for _, r := range m.Runs {
+			if w := m.Unsigned(r); w != nil {
+				why = append(why, r.Column()+": "+strings.Join(w, "; "))
+			}
+		}
+		return fmt.Sprintf("NOT signed off: %d of %d columns signed off; %s", signed, len(m.Runs), strings.Join(why, "; "))
+	}
+	verdict := fmt.Sprintf("Signed off: all %d columns (%s) passed every applicable check (skips are only those the release table declares)",
+		len(m.Runs), columnList(m.Runs))
 	var defects []string
 	for _, r := range m.Runs {
 		if r.Totals.KnownDefects > 0 {
-			defects = append(defects, fmt.Sprintf("%s: %d", r.Release, r.Totals.KnownDefects))
+			defects = append(defects, fmt.Sprintf("%s: %d", r.Column(), r.Totals.KnownDefects))
 		}
 	}
 	if len(defects) > 0 {
 		verdict += "; known upstream defects met where declared (" + strings.Join(defects, ", ") + "), counted apart"
 	}
 	return verdict
+}
+
+func columnList(runs []report.Report) string {
+	keys := make([]string, len(runs))
+	for i, r := range runs {
+		keys[i] = r.Column()
+	}
+	return strings.Join(keys, ", ")
+}
+
+// Heading is a column's heading: release, feature set and allocator.
+func Heading(r report.Report) string {
+	if r.Allocator == "" {
+		return r.Column()
+	}
+	return r.Column() + " (allocator " + r.Allocator + ")"
 }
 
 // summary is a cell in words, the same on both pages.
@@ -237,23 +303,25 @@ func (c Cell) text() string {
 // Markdown renders signoff.md.
 func (m Matrix) Markdown() string {
 	var b strings.Builder
-	b.WriteString("# DRA admin access (KEP-5018) sign-off\n\n")
+	// The verdict is the first line: what a reader (or a CI summary) sees first.
 	fmt.Fprintf(&b, "**%s.**\n\n", m.Verdict())
+	b.WriteString("# DRA admin access (KEP-5018) sign-off\n\n")
+	b.WriteString("One column per release and DRA feature set (so per allocator implementation); a release is signed off only where each of its columns is.\n\n")
 	b.WriteString("| KEP requirement |")
 	for _, r := range m.Runs {
-		fmt.Fprintf(&b, " %s |", r.Release)
+		fmt.Fprintf(&b, " %s |", report.Cell(Heading(r)))
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(m.Runs)) + "\n")
 	for _, req := range m.Requirements {
 		fmt.Fprintf(&b, "| %s |", report.Cell(Label(req)))
 		for _, r := range m.Runs {
-			fmt.Fprintf(&b, " %s |", report.Cell(m.Cells[req][r.Release].text()))
+			fmt.Fprintf(&b, " %s |", report.Cell(m.Cells[req][r.Column()].text()))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Provenance\n\n")
 	for _, p := range m.provenance() {
-		fmt.Fprintf(&b, "### Kubernetes %s\n\n| | |\n|---|---|\n", p.Release)
+		fmt.Fprintf(&b, "### Kubernetes %s\n\n| | |\n|---|---|\n", p.Column)
 		for _, kv := range p.Rows {
 			fmt.Fprintf(&b, "| %s | %s |\n", report.Cell(kv[0]), report.Cell(kv[1]))
 		}
@@ -263,14 +331,19 @@ func (m Matrix) Markdown() string {
 }
 
 type provenance struct {
-	Release string
-	Rows    [][2]string
+	Column string
+	Rows   [][2]string
 }
 
 func (m Matrix) provenance() []provenance {
 	var out []provenance
 	for _, r := range m.Runs {
+		signed := "yes"
+		if why := m.Unsigned(r); why != nil {
+			signed = "no: " + strings.Join(why, "; ")
+		}
 		rows := [][2]string{
+			{"signed off", signed},
 			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)},
 			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
 			{"suite commit", orUnknown(r.SuiteCommit)},
@@ -297,7 +370,7 @@ func (m Matrix) provenance() []provenance {
 				rows = append(rows, [2]string{k, r.Components[k]})
 			}
 		}
-		out = append(out, provenance{Release: r.Release, Rows: rows})
+		out = append(out, provenance{Column: r.Column(), Rows: rows})
 	}
 	return out
 }
@@ -326,7 +399,7 @@ func (m Matrix) HTML() (string, error) {
 	for _, req := range m.Requirements {
 		rv := rowView{Requirement: Label(req)}
 		for _, r := range m.Runs {
-			c := m.Cells[req][r.Release]
+			c := m.Cells[req][r.Column()]
 			class := strings.ReplaceAll(c.State, " ", "-")
 			if class == "" {
 				class = "none"
@@ -338,9 +411,17 @@ func (m Matrix) HTML() (string, error) {
 	var buf bytes.Buffer
 	err := page.Execute(&buf, map[string]any{
 		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
-		"Runs": m.Runs, "Rows": rows, "Provenance": m.provenance(),
+		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(),
 	})
 	return buf.String(), err
+}
+
+func headings(runs []report.Report) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = Heading(r)
+	}
+	return out
 }
 
 var page = template.Must(template.New("signoff").Parse(`<!DOCTYPE html>
@@ -363,10 +444,10 @@ small{display:block;font-weight:normal;color:#555}
 </style></head><body>
 <h1>DRA admin access (KEP-5018) sign-off</h1>
 <p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
-<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Runs}}<th>{{.Release}}</th>{{end}}</tr></thead>
+<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 <h2>Provenance</h2>
-{{range .Provenance}}<h3>Kubernetes {{.Release}}</h3><table>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
+{{range .Provenance}}<h3>Kubernetes {{.Column}}</h3><table>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{end}}</body></html>
 `))

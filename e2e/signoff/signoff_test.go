@@ -1,6 +1,7 @@
 package signoff
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"strings"
 	"testing"
@@ -32,18 +33,22 @@ func runs() []report.Report {
 	return []report.Report{r135, r136}
 }
 
+// byRelease puts each column's report in a folder named for its release, as
+// make e2e does.
+func byRelease(r report.Report) string { return r.Release }
+
 func TestMatrixCells(t *testing.T) {
-	m := Build(runs(), func(rel string) string { return rel })
-	if got := m.Cells["only labelled namespaces get admin access"]["1.35"]; got.State != "failed" || got.Failed != 1 || got.Passed != 1 || got.Link != "1.35/report.md" {
+	m := Build(runs(), byRelease)
+	if got := m.Cells["only labelled namespaces get admin access"]["1.35 defaults"]; got.State != "failed" || got.Failed != 1 || got.Passed != 1 || got.Link != "1.35/report.md" {
 		t.Fatalf("failed cell %+v", got)
 	}
-	if got := m.Cells["disable and re-enable"]["1.36"]; got.State != "skipped" || got.Reasons[0] != "declared (gate-switching): DRAAdminAccess is locked on in 1.36" {
+	if got := m.Cells["disable and re-enable"]["1.36 defaults"]; got.State != "skipped" || got.Reasons[0] != "declared (gate-switching): DRAAdminAccess is locked on in 1.36" {
 		t.Fatalf("skipped cell %+v", got)
 	}
-	if got := m.Cells[NoRequirement]["1.36"]; got.State != "not run" {
+	if got := m.Cells[NoRequirement]["1.36 defaults"]; got.State != "not run" {
 		t.Fatalf("a spec left out: %+v", got)
 	}
-	if got := m.Cells[NoRequirement]["1.35"]; got.State != "not run" {
+	if got := m.Cells[NoRequirement]["1.35 defaults"]; got.State != "not run" {
 		t.Fatalf("1.35 had no such spec: %+v", got)
 	}
 	// Every requirement of the list has a row, in ID order, with "not run"
@@ -53,20 +58,20 @@ func TestMatrixCells(t *testing.T) {
 		t.Fatalf("first row %q, label %q", m.Requirements[0], Label(m.Requirements[0]))
 	}
 	for _, rel := range []string{"1.35", "1.36"} {
-		if got := m.Cells[first.Text][rel]; got.State != "not run" {
+		if got := m.Cells[first.Text][rel+" defaults"]; got.State != "not run" {
 			t.Fatalf("%s on %s: %+v", first.ID, rel, got)
 		}
 	}
 	if len(m.Requirements) != len(requirements.All)+3 {
 		t.Fatalf("%d rows for %d requirements and 3 other texts", len(m.Requirements), len(requirements.All))
 	}
-	if !strings.HasPrefix(m.Verdict(), "NOT signed off: failures on Kubernetes 1.35") {
+	if !strings.HasPrefix(m.Verdict(), "NOT signed off: 0 of 2 columns signed off; 1.35 defaults: 1 failed; 1.36 defaults: no spec ran for KEP5018-CLUSTER-01, ") {
 		t.Fatalf("verdict %q", m.Verdict())
 	}
 }
 
 func TestMarkdownLinksFailuresAndNamesProvenance(t *testing.T) {
-	md := Build(runs(), func(rel string) string { return rel }).Markdown()
+	md := Build(runs(), byRelease).Markdown()
 	for _, want := range []string{
 		"| only labelled namespaces get admin access | **failed 1 of 2** ([report](1.35/report.md)) | passed 2 |",
 		"| disable and re-enable | passed 1 | skipped: declared (gate-switching): DRAAdminAccess is locked on in 1.36 |",
@@ -81,7 +86,7 @@ func TestMarkdownLinksFailuresAndNamesProvenance(t *testing.T) {
 // The page must be well-formed and self-contained: parsed as XML (which
 // also proves every tag is closed), no script, nothing fetched.
 func TestHTMLIsSelfContained(t *testing.T) {
-	page, err := Build(runs(), func(rel string) string { return rel }).HTML()
+	page, err := Build(runs(), byRelease).HTML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +133,8 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 				Reason: "known upstream defect kubernetes/kubernetes#140729: refused", KEP: "admin access ignores counters"},
 		}}
 	r136.Specs = append(r136.Specs, everyRequirementPassed()...)
-	m := Build([]report.Report{r136}, func(rel string) string { return rel })
-	c := m.Cells["admin access ignores counters"]["1.36"]
+	m := Build([]report.Report{r136}, byRelease)
+	c := m.Cells["admin access ignores counters"]["1.36 defaults"]
 	if c.State != report.KnownDefect || c.KnownDefects != 1 || c.Passed != 1 {
 		t.Fatalf("cell %+v: a requirement with a known defect is not shown passed", c)
 	}
@@ -137,7 +142,7 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 	v := m.Verdict()
-	if strings.HasPrefix(v, "NOT") || !strings.Contains(v, "known upstream defects met where declared (1.36: 1)") {
+	if strings.HasPrefix(v, "NOT") || !strings.Contains(v, "known upstream defects met where declared (1.36 defaults: 1)") {
 		t.Errorf("verdict %q", v)
 	}
 	html, err := m.HTML()
@@ -152,8 +157,8 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 func TestAPartialRunIsNeverSignedOff(t *testing.T) {
 	r := report.Report{Meta: report.Meta{Release: "1.35", LabelFilter: "authz"}, Totals: report.Totals{Passed: 1, NotSelected: 2},
 		Specs: []report.Spec{{Name: "a", State: "passed"}, {Name: "b", State: "not selected"}, {Name: "c", State: "not selected"}}}
-	v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict()
-	if v != "NOT signed off: 1.35 partial: 1 of 3 specs selected by LABELS=authz, and what ran passed" {
+	v := Build([]report.Report{r}, byRelease).Verdict()
+	if v != "NOT signed off: 0 of 1 columns signed off; 1.35 defaults: partial: 1 of 3 specs selected by LABELS=authz, and what ran passed" {
 		t.Errorf("verdict %q", v)
 	}
 }
@@ -172,13 +177,69 @@ func TestAWholeRunWithARequirementNoSpecRanIsNotSignedOff(t *testing.T) {
 	specs := everyRequirementPassed()
 	hole := specs[3]
 	r := report.Report{Meta: report.Meta{Release: "1.35"}, Totals: report.Totals{Passed: len(specs) - 1}, Specs: append(specs[:3:3], specs[4:]...)}
-	v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict()
-	want := "NOT signed off: no spec ran for " + requirements.All[3].ID + " on 1.35"
+	v := Build([]report.Report{r}, byRelease).Verdict()
+	want := "NOT signed off: 0 of 1 columns signed off; 1.35 defaults: no spec ran for " + requirements.All[3].ID
 	if v != want {
 		t.Errorf("verdict %q, want %q (the hole: %s)", v, want, hole.KEP)
 	}
 	r.Specs, r.Totals.Passed = specs, len(specs)
-	if v := Build([]report.Report{r}, func(rel string) string { return rel }).Verdict(); strings.HasPrefix(v, "NOT") {
+	if v := Build([]report.Report{r}, byRelease).Verdict(); strings.HasPrefix(v, "NOT") {
 		t.Errorf("every requirement ran: %q", v)
+	}
+}
+
+// One release, two feature sets: two columns, each with its allocator; the
+// release is signed off only when both are, and signoff.json says so per
+// column, per requirement and per release.
+func TestAColumnPerFeatureSet(t *testing.T) {
+	def := report.Report{Meta: report.Meta{Release: "1.36", Allocator: "incubating", Gates: map[string]string{"kube-scheduler": "DRAAdminAccess=true"}, GatesRead: true},
+		Specs: everyRequirementPassed()}
+	def.Totals.Passed = len(def.Specs)
+	stable := def
+	stable.Features, stable.Allocator = "stable", "stable"
+	stable.Specs = append(everyRequirementPassed(), report.Spec{Name: "admin whole", State: report.KnownDefect, Defect: "kubernetes/kubernetes#140729",
+		Reason: "known upstream defect kubernetes/kubernetes#140729: refused for its counters", KEP: requirements.All[0].Text})
+	stable.Totals.KnownDefects = 1
+	m := Build([]report.Report{def, stable}, byRelease)
+	v := m.Verdict()
+	if !strings.HasPrefix(v, "Signed off: all 2 columns (1.36 defaults, 1.36 stable)") || !strings.Contains(v, "(1.36 stable: 1)") {
+		t.Errorf("verdict %q", v)
+	}
+	md := m.Markdown()
+	if first, _, _ := strings.Cut(md, "\n"); first != "**"+v+".**" {
+		t.Errorf("the first line of signoff.md is %q, want the verdict", first)
+	}
+	if !strings.Contains(md, "| 1.36 defaults (allocator incubating) | 1.36 stable (allocator stable) |") {
+		t.Errorf("column headings:\n%s", md)
+	}
+
+	stable.Totals.Failed, stable.Specs[1].State = 1, "failed"
+	m = Build([]report.Report{def, stable}, byRelease)
+	if v := m.Verdict(); !strings.HasPrefix(v, "NOT signed off: 1 of 2 columns signed off; 1.36 stable: 1 failed") {
+		t.Errorf("verdict %q", v)
+	}
+	data, err := m.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SchemaVersion != JSONSchemaVersion || doc.SignedOff || doc.SignedColumns != 1 || len(doc.Columns) != 2 {
+		t.Fatalf("document %+v", doc)
+	}
+	if c := doc.Columns[1]; c.Key != "1.36 stable" || c.Features != "stable" || c.Allocator != "stable" || c.SignedOff || !c.GatesRead || c.Gates["kube-scheduler"] == "" {
+		t.Errorf("column %+v", c)
+	}
+	if len(doc.Releases) != 1 || doc.Releases[0].SignedOff || len(doc.Releases[0].Columns) != 2 {
+		t.Errorf("releases %+v: one release, not signed off while a column failed", doc.Releases)
+	}
+	if got := doc.Requirements[1].Verdicts["1.36 stable"]; got.State != "failed" || got.Failed != 1 {
+		t.Errorf("%s on 1.36 stable: %+v", doc.Requirements[1].ID, got)
+	}
+	if len(doc.KnownDefects) != 1 || doc.KnownDefects[0].URL != "https://github.com/kubernetes/kubernetes/issues/140729" ||
+		doc.KnownDefects[0].Specs[0].Seen != "known upstream defect kubernetes/kubernetes#140729: refused for its counters" {
+		t.Errorf("known defects %+v", doc.KnownDefects)
 	}
 }

@@ -160,20 +160,16 @@ func serverMinor(cfg *rest.Config) (string, error) {
 	return v.Major + "." + strings.TrimSuffix(v.Minor, "+"), nil
 }
 
-// writeSignoff writes signoff.md and signoff.html beside the release's folder.
+// writeSignoff writes signoff.md, signoff.html and signoff.json beside the
+// release's folder.
 func writeSignoff(results, release string) error {
 	r, err := report.Read(filepath.Join(results, release, "report.json"))
 	if err != nil {
 		return err
 	}
-	m := signoff.Build([]report.Report{r}, func(rel string) string { return rel })
-	page, err := m.HTML()
-	if err != nil {
-		return err
-	}
+	m := signoff.Build([]report.Report{r}, func(r report.Report) string { return r.Release })
 	fmt.Printf("incluster: signoff: %s\n", m.Verdict())
-	return errors.Join(os.WriteFile(filepath.Join(results, "signoff.html"), []byte(page), 0o644),
-		os.WriteFile(filepath.Join(results, "signoff.md"), []byte(m.Markdown()), 0o644))
+	return m.Write(results)
 }
 
 // tellSonobuoy packs the results and writes their path into the done file

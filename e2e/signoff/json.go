@@ -1,0 +1,159 @@
+package signoff
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
+)
+
+// JSONSchemaVersion is signoff.json's format; it changes when a field
+// changes meaning, so that a program comparing two sign-offs can tell.
+const JSONSchemaVersion = 1
+
+// Document is signoff.json: the verdict, the columns with their provenance,
+// one verdict per requirement per column, and the known upstream defects
+// met, each with its link and the cause each spec saw.
+type Document struct {
+	SchemaVersion int              `json:"schemaVersion"`
+	Verdict       string           `json:"verdict"`
+	SignedOff     bool             `json:"signedOff"`
+	SignedColumns int              `json:"signedColumns"`
+	Columns       []ColumnDoc      `json:"columns"`
+	Releases      []ReleaseVerdict `json:"releases"`
+	Requirements  []RequirementDoc `json:"requirements"`
+	KnownDefects  []DefectDoc      `json:"knownDefects"`
+}
+
+// ColumnDoc is one column: release and DRA feature set, its allocator, the
+// gates each component ran with, and why it is not signed off.
+type ColumnDoc struct {
+	Key        string            `json:"key"`
+	Release    string            `json:"release"`
+	Features   string            `json:"features"`
+	Allocator  string            `json:"allocator,omitempty"`
+	Gates      map[string]string `json:"gates,omitempty"`
+	GatesRead  bool              `json:"gatesReadFromComponents"`
+	SignedOff  bool              `json:"signedOff"`
+	Unsigned   []string          `json:"whyNotSignedOff,omitempty"`
+	Totals     report.Totals     `json:"totals"`
+	Suite      string            `json:"suiteCommit,omitempty"`
+	NodeImage  string            `json:"nodeImage,omitempty"`
+	Components map[string]string `json:"components,omitempty"`
+}
+
+// RequirementDoc is one requirement's verdicts, by column key.
+type RequirementDoc struct {
+	ID       string                `json:"id,omitempty"`
+	Text     string                `json:"text"`
+	Verdicts map[string]VerdictDoc `json:"verdicts"`
+}
+
+// VerdictDoc is one cell.
+type VerdictDoc struct {
+	State        string   `json:"state"`
+	Passed       int      `json:"passed"`
+	Failed       int      `json:"failed"`
+	Skipped      int      `json:"skipped"`
+	KnownDefects int      `json:"knownDefects"`
+	Reasons      []string `json:"reasons,omitempty"`
+}
+
+// DefectDoc is one upstream issue the run met where the release table
+// declares it.
+type DefectDoc struct {
+	Issue   string           `json:"issue"`
+	URL     string           `json:"url"`
+	Columns []string         `json:"columns"`
+	Specs   []DefectSpecSeen `json:"specs"`
+}
+
+// DefectSpecSeen is a spec that ended with the defect's verdict, and what
+// it saw (the verdict names the cause).
+type DefectSpecSeen struct {
+	Column string `json:"column"`
+	Spec   string `json:"spec"`
+	Seen   string `json:"seen"`
+}
+
+// Document builds signoff.json's content.
+func (m Matrix) Document() Document {
+	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), Releases: m.Releases()}
+	d.SignedOff = len(m.Runs) > 0 && d.SignedColumns == len(m.Runs)
+	defects := map[string]*DefectDoc{}
+	var issues []string
+	for _, r := range m.Runs {
+		features := strings.TrimPrefix(r.Column(), r.Release+" ")
+		why := m.Unsigned(r)
+		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: features, Allocator: r.Allocator,
+			Gates: r.Gates, GatesRead: r.GatesRead, SignedOff: why == nil, Unsigned: why, Totals: r.Totals,
+			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
+		for _, s := range r.Specs {
+			if s.State != report.KnownDefect {
+				continue
+			}
+			dd := defects[s.Defect]
+			if dd == nil {
+				dd = &DefectDoc{Issue: s.Defect, URL: issueURL(s.Defect)}
+				defects[s.Defect] = dd
+				issues = append(issues, s.Defect)
+			}
+			if !slices.Contains(dd.Columns, r.Column()) {
+				dd.Columns = append(dd.Columns, r.Column())
+			}
+			dd.Specs = append(dd.Specs, DefectSpecSeen{Column: r.Column(), Spec: s.Name, Seen: s.Reason})
+		}
+	}
+	for _, i := range issues {
+		d.KnownDefects = append(d.KnownDefects, *defects[i])
+	}
+	for _, req := range m.Requirements {
+		rd := RequirementDoc{Text: req, Verdicts: map[string]VerdictDoc{}}
+		if q, ok := requirements.Of(req); ok {
+			rd.ID = q.ID
+		}
+		for _, r := range m.Runs {
+			c := m.Cells[req][r.Column()]
+			rd.Verdicts[r.Column()] = VerdictDoc{State: c.State, Passed: c.Passed, Failed: c.Failed, Skipped: c.Skipped, KnownDefects: c.KnownDefects, Reasons: c.Reasons}
+		}
+		d.Requirements = append(d.Requirements, rd)
+	}
+	return d
+}
+
+// JSON renders signoff.json.
+func (m Matrix) JSON() ([]byte, error) {
+	return json.MarshalIndent(m.Document(), "", "  ")
+}
+
+// issueURL is an "owner/repo#N" issue's page ("" for any other form).
+func issueURL(issue string) string {
+	repo, n, ok := strings.Cut(issue, "#")
+	if !ok || strings.Count(repo, "/") != 1 || n == "" {
+		return ""
+	}
+	return "https://github.com/" + repo + "/issues/" + n
+}
+
+// Write puts signoff.md, signoff.html and signoff.json in dir.
+func (m Matrix) Write(dir string) error {
+	page, err := m.HTML()
+	if err != nil {
+		return err
+	}
+	doc, err := m.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return errors.Join(os.WriteFile(filepath.Join(dir, "signoff.html"), []byte(page), 0o644),
+		os.WriteFile(filepath.Join(dir, "signoff.md"), []byte(m.Markdown()), 0o644),
+		os.WriteFile(filepath.Join(dir, "signoff.json"), append(doc, '\n'), 0o644))
+}
