@@ -13,6 +13,10 @@ TEE := trap '' INT; exec tee
 
 K8S_VERSION  ?= 1.35
 K8S_VERSIONS ?= $(K8S_VERSION)
+# K8S_VERSIONS=all is every release the table supports (e2e/matrix).
+ifeq ($(strip $(K8S_VERSIONS)),all)
+override K8S_VERSIONS := $(shell go run ./e2e/cmd/matrix --format releases)
+endif
 PROFILE      ?= default
 FEATURES     ?= defaults
 TESTDRIVER_IMAGE ?=
@@ -35,6 +39,9 @@ $(foreach v,LABELS FOCUS SKIP ADMIN_CHECK,$(eval override $(v) := $$(value $(v))
 export ADMIN_CHECK WORKLOAD_IMAGE
 KEEP_CLUSTER ?=
 UPGRADE      ?= 1
+# make signoff and make matrix cover every DRA feature set a release lists,
+# unless FEATURES is given on the command line.
+SIGNOFF_FEATURES := $(if $(filter command line,$(origin FEATURES)),$(FEATURES),all)
 # The next release's node image, for the in-place upgrade spec.
 UPGRADE_NODE_IMAGE ?= $(if $(filter auto pull build,$(NODE_IMAGE)),$(NODE_IMAGE),auto)
 CLUSTER_NAME ?= dra-e2e
@@ -58,7 +65,7 @@ EXISTING := --kubeconfig=$(abspath $(KUBECONFIG))
 endif
 
 
-.PHONY: test preflight e2e e2e-release bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -168,9 +175,37 @@ e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	  $(if $(and $(filter 1,$(KEEP_CLUSTER)),$(word 2,$(K8S_VERSIONS)),$(if $(EXISTING),,x)),name=$(CLUSTER_NAME)-$${v//./-}; echo "e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is $$name";) \
 	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v"; \
 	done; \
-	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' || true; \
+	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' --features '$(FEATURES)' || true; \
 	if [ -n "$$interrupted" ]; then echo "e2e: interrupted; releases after it were not run"; exit 130; fi; \
 	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi
+
+# The sign-off matrix (e2e/matrix): every column (release x DRA feature
+# set, with its allocator) and its cells, as CI runs them: every release,
+# unless K8S_VERSION(S) is given on the command line.
+matrix:
+	@go run ./e2e/cmd/matrix --releases '$(if $(filter command line,$(origin K8S_VERSIONS) $(origin K8S_VERSION)),$(K8S_VERSIONS),all)' \
+	  --features '$(SIGNOFF_FEATURES)' --labels '$(LABELS)'
+
+# signoff runs every column of K8S_VERSIONS (each DRA feature set a release
+# lists, or FEATURES=... given on the command line) one after another on this
+# machine, each on one cluster of its own with the label filter its cells
+# select together, and writes the merged sign-off (signoff.md, .html, .json)
+# in $(ARTIFACTS)/signoff. Ctrl-C ends the column that runs and runs no other.
+signoff: preflight docker-up e2e-tools e2e-cli
+	@dir=$(ARTIFACTS)/signoff; rm -rf $$dir; mkdir -p $$dir/cells; \
+	columns=$$(go run ./e2e/cmd/matrix --format columns --releases '$(K8S_VERSIONS)' --features '$(SIGNOFF_FEATURES)' --labels '$(LABELS)'); \
+	start=$$(date +%s); failed=""; interrupted=""; trap 'interrupted=1' INT; \
+	while IFS=$$'\t' read -r rel features allocator labels; do \
+	  [ -z "$$interrupted" ] || break; \
+	  echo "=== signoff: Kubernetes $$rel, DRA feature set $$features (allocator $$allocator)"; t=$$(date +%s); \
+	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$rel FEATURES=$$features LABELS="$$labels" ARTIFACTS=$$dir/cells/$$rel-$$features \
+	    || failed="$$failed, $$rel $$features"; \
+	  printf '%s\t%s\t%s\n' "$$rel" "$$features" "$$(( $$(date +%s) - t ))" >> $$dir/seconds.tsv; \
+	done <<< "$$columns"; \
+	echo "signoff: $$(wc -l < $$dir/seconds.tsv) columns in $$(( $$(date +%s) - start )) s (per column: $$dir/seconds.tsv)"; \
+	rc=0; go run ./e2e/cmd/signoff --cells $$dir/cells --releases '$(K8S_VERSIONS)' --features '$(SIGNOFF_FEATURES)' --out $$dir || rc=$$?; \
+	if [ -n "$$interrupted" ]; then echo "signoff: interrupted; columns after it were not run"; exit 130; fi; \
+	if [ -n "$$failed" ]; then echo "signoff: failed for$${failed#,}"; fi; exit $$rc
 
 # One release. Docker is already up (e2e brought it up once for all releases).
 e2e-release: e2e-cli
