@@ -20,10 +20,11 @@ import (
 // it alone restarts; nothing restarts where its manifest already says so.
 // As with MoveTo, what runs is read from the manifest, never remembered.
 //
-// While moved, kube-scheduler also logs its allocator's files at level 5
-// (AllocatorVModule): each implementation logs "Starting allocation" from
-// a file named after it, so a spec can see which one allocated (see
-// e2e/observe.AllocatorsInLog). The move back takes the flag out with the gates.
+// kube-scheduler keeps logging its allocator's files (AllocatorVModule, as
+// the suite's clusters start): each implementation logs "Starting
+// allocation" from a file named after it, so a spec can see which one
+// allocated (e2e/observe.AllocatorsInLog). A cluster that started without
+// the flag gets it with the move, and keeps it on the move back.
 func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (time.Duration, error) {
 	cp, err := c.ControlPlane()
 	if err != nil {
@@ -45,10 +46,7 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", profile.Scheduler, err)
 	}
-	vmodule := ""
-	if len(set.SchedulerGates) > 0 {
-		vmodule = AllocatorVModule
-	}
+	vmodule := AllocatorVModule
 	if edited, err = nodeconfig.SetStaticPodFlag(edited, "vmodule", vmodule); err != nil {
 		return 0, err
 	}

@@ -112,7 +112,7 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 type arg struct{ name, value string }
 
 // controlPlaneArgs are the flags the suite adds to a control-plane component:
-// its feature gates, and for kube-scheduler no leader election (one
+// its feature gates, and for kube-scheduler its allocator's log level and no leader election (one
 // control-plane node: nothing to elect, and a restarted scheduler would wait
 // out its killed predecessor's 15 s lease). kube-controller-manager keeps
 // kubeadm's leader election: started without it, it ran its controllers
@@ -125,10 +125,9 @@ func controlPlaneArgs(r release.Release, p Profile, c Component) []arg {
 	}
 	if c == Scheduler {
 		args = append(args, arg{"leader-elect", "false"})
-		if r.FeatureSetName != "" {
-			// The allocators group reads which implementation allocated.
-			args = append(args, arg{"vmodule", release.AllocatorVModule})
-		}
+		// Specs read which implementation allocated, and why it passed
+		// over a device, in its log.
+		args = append(args, arg{"vmodule", release.AllocatorVModule})
 	}
 	return args
 }

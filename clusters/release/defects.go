@@ -34,6 +34,12 @@ type Defect struct {
 	Allocators []string
 	// Outcome is what the spec sees where the defect is present.
 	Outcome string
+	// Cause is the line the allocator logs (at AllocatorVModule's level)
+	// when it passes over a device for the defect's reason: the spec
+	// reports the defect only where kube-scheduler said that of the device
+	// the admin-access request asked for, so that a refusal for any other
+	// reason (a device in use, a selector, a taint) fails instead.
+	Cause string
 }
 
 // DefectAdminConsumesCounters: the allocator checks a partitionable device's
@@ -77,9 +83,10 @@ var defects = []Defect{{
 	Minors:     []string{"1.35", "1.36", "1.37"},
 	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"stable", "incubating", "experimental"},
-	Outcome: "the admin-access claim for a partitionable device whose counters an ordinary claim has used up " +
-		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
-		"and is allocated once the ordinary claim is gone",
+	Outcome: "the admin-access claim for a partitionable device that no claim holds, whose counters ordinary claims of its partitions have used up, " +
+		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"; its allocator: \"" + CauseCounters + "\" for that device), " +
+		"and is allocated once the ordinary claims are gone",
+	Cause: CauseCounters,
 }, {
 	Case:  DefectAdminConsumesCapacity,
 	Issue: issue140729,
@@ -91,9 +98,23 @@ var defects = []Defect{{
 	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"incubating", "experimental"},
 	Outcome: "the admin-access claim for a device that allows multiple allocations, whose capacity ordinary claims have used up, " +
-		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"), " +
+		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"; its allocator: \"" + CauseCapacity + "\" for that device), " +
 		"and is allocated once the ordinary claims are gone",
+	Cause: CauseCapacity,
 }}
+
+// The allocator's lines for a device passed over (structured/internal/*/
+// allocator_*.go, V(7), the device as driver/pool/device): for its counters
+// (allocateDevice, after checkAvailableCounters: at v0.35.4, v0.36.3 and
+// v0.37.2 in each implementation) and for its consumable capacity
+// (allocateOne, after CmpRequestOverCapacity: incubating from v0.36.3,
+// experimental from v0.35.4). "Device in use", the reason an ordinary
+// request is refused a held device, is never logged for an admin-access
+// request: every implementation skips that check for one.
+const (
+	CauseCounters = "Insufficient counters"
+	CauseCapacity = "Device capacity not enough"
+)
 
 // CannotAllocate is what kube-scheduler's FailedScheduling event says of a
 // node where the DynamicResources plugin found no allocation for the pod's

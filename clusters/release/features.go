@@ -67,12 +67,15 @@ type FeatureMove struct {
 	Gates     map[string]bool
 }
 
-// AllocatorVModule is kube-scheduler's --vmodule where a spec checks which
-// implementation allocated: level 5 for the structured allocator's files
-// (allocator_stable.go and its siblings; 1.33's one implementation is
-// allocator.go), each of which logs "Starting allocation". Set while a group
-// moved kube-scheduler, and for a whole run of a cluster feature set.
-const AllocatorVModule = "allocator*=5"
+// AllocatorVModule is kube-scheduler's --vmodule on every cluster the suite
+// makes, for the structured allocator's files (allocator_stable.go and its
+// siblings; 1.33's one implementation is allocator.go): at level 5 each
+// logs "Starting allocation", so a spec sees which implementation
+// allocated; at level 7 it also says why it passed over each device (the
+// known-defect verdicts read their cause there, Defect.Cause). On a
+// two-node cluster with a handful of devices that is some 30 lines per
+// scheduling attempt.
+const AllocatorVModule = "allocator*=7"
 
 // DefaultFeatureSet is the name of a release's own defaults.
 const DefaultFeatureSet = "release defaults"

@@ -158,13 +158,22 @@ func moveScheduler(ctx context.Context, set release.FeatureSet) {
 // there was at least one.
 func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time) {
 	ginkgo.GinkgoHelper()
-	cp, err := env.Cluster.ControlPlane()
-	framework.ExpectNoError(err)
-	pod := "kube-scheduler-" + cp.String()
-	raw, err := env.Client.CoreV1().Pods("kube-system").GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
-	framework.ExpectNoError(err, "reading %s's log", pod)
+	raw := schedulerLog(ctx, since)
 	seen := observe.AllocatorsInLog(string(raw))
 	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
 		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
 		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(string(raw), "\n"), "\n"), 5), "\n"))
+}
+
+// schedulerLog is kube-scheduler's log since then, read through the API
+// (its static pod's mirror in kube-system).
+func schedulerLog(ctx context.Context, since metav1.Time) string {
+	ginkgo.GinkgoHelper()
+	pods, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	framework.ExpectNoError(err, "listing kube-scheduler's pod")
+	gomega.Expect(pods.Items).To(gomega.HaveLen(1), "kube-scheduler's pods in kube-system (component=kube-scheduler)")
+	pod := pods.Items[0].Name
+	raw, err := env.Client.CoreV1().Pods("kube-system").GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+	framework.ExpectNoError(err, "reading %s's log", pod)
+	return string(raw)
 }

@@ -72,7 +72,7 @@ func adminGetsShareOfUsedUpDevice(ctx context.Context, f *framework.Framework, s
 	framework.ExpectNoError(err)
 	adminPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(adminClaim)), node))
 	framework.ExpectNoError(err)
-	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, release.DefectAdminConsumesCapacity, func(ctx context.Context) {
+	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, device[0], release.DefectAdminConsumesCapacity, func(ctx context.Context) {
 		ginkgo.By("the ordinary claims go: the device's capacity is free again")
 		deletePod(ctx, bigPod)
 		deleteClaim(ctx, big)

@@ -3,6 +3,7 @@ package adminaccess
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -12,20 +13,26 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
 
 // allocatedOrKnownDefect waits for the claim of pod to be allocated: the
 // promise. Where the release table declares the defect case c for this
-// release and allocator, the promise must instead fail as declared: the
-// scheduler refuses the pod (FailedScheduling, "cannot allocate all
-// claims"), and once free(ctx) has taken away what the defect wrongly counts
-// against the claim, the same claim is allocated. The spec then ends with
-// the known-defect verdict, after seen (when given) has checked what it
-// checks of the spec's allocations. Any other outcome fails the spec, a
-// promise that held where the defect is declared included (the table is
-// stale).
-func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName string, c release.DefectCase, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
+// release and allocator, the promise must instead fail as declared, for the
+// declared cause and no other: the scheduler refuses the pod
+// (FailedScheduling, "cannot allocate all claims"), its allocator logs the
+// defect's cause (Defect.Cause, "Insufficient counters" or "Device capacity
+// not enough") for the pod and device, the device the admin-access request
+// asks for (as observe.AllocatedDevices names it, pool/device), and once
+// free(ctx) has taken away what the defect wrongly counts against the claim,
+// the same claim is allocated. The spec then ends with the known-defect
+// verdict, naming the cause seen, after seen (when given) has checked what
+// it checks of the spec's allocations. Any other outcome fails the spec: a
+// promise that held where the defect is declared (the table is stale), or a
+// refusal the allocator gave another reason for (a device in use, a
+// selector), with the lines it logged for the pod.
+func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, device string, c release.DefectCase, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
 	ginkgo.GinkgoHelper()
 	allocator := env.Allocator()
 	defect, declared := env.Rel.KnownDefect(c, allocator)
@@ -60,8 +67,10 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 			claimName, env.Rel.Minor, allocator, pod.Name, refused)
 	}
 
-	// The defect as declared: the refusal is for what free takes away.
-	framework.Logf("%s: kube-scheduler refused pod %s: %s", defect.Issue, pod.Name, refused)
+	// The defect as declared: the refusal is for its cause, on the device
+	// asked for, and for what free takes away.
+	cause := expectRefusedFor(ctx, pod, device, defect)
+	framework.Logf("%s: kube-scheduler refused pod %s: %s; its allocator: %s", defect.Issue, pod.Name, refused, cause)
 	free(ctx)
 	claim = allocatedClaim(ctx, b, claimName)
 	framework.Logf("%s: once freed, claim %s was allocated: %v", defect.Issue, claimName, claim.Status.Allocation.Devices.Results)
@@ -69,7 +78,40 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 		seen(ctx)
 	}
 	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
-		"pod %s was refused (%s) and its claim %s allocated only once the ordinary claims were gone (allocator %s)",
-		pod.Name, refused, claimName, allocator)))
+		"pod %s was refused (%s), kube-scheduler's %s allocator passed over device %s with %q, and claim %s was allocated only once the ordinary claims were gone",
+		pod.Name, refused, allocator, device, defect.Cause, claimName)))
 	return nil
+}
+
+// expectRefusedFor waits, bounded, for kube-scheduler's allocator to log the
+// defect's cause for pod and device (pool/device; the log names the driver
+// too), and returns that line. Where it never does, the refusal had another
+// reason, and the spec fails with what the allocator did say for the pod.
+func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defect release.Defect) string {
+	ginkgo.GinkgoHelper()
+	var lines []observe.AllocatorLine
+	var found string
+	gomega.Eventually(ctx, func(ctx context.Context) bool {
+		lines = observe.AllocatorLinesFor(schedulerLog(ctx, pod.CreationTimestamp), pod.Namespace+"/"+pod.Name)
+		for _, l := range lines {
+			if l.Message == defect.Cause && strings.HasSuffix(l.Device, "/"+device) {
+				found = l.Text
+				return true
+			}
+		}
+		return false
+	}).WithTimeout(logTimeout).Should(gomega.BeTrue(), func() string {
+		var said []string
+		for _, l := range lines {
+			said = append(said, l.Text)
+		}
+		said = lastOf(said, 12)
+		if len(lines) == 0 {
+			said = []string{"(no allocator line names the pod: does kube-scheduler run with --vmodule=" + release.AllocatorVModule + "?)"}
+		}
+		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for device %s, the declared cause of %s: "+
+			"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events). "+
+			"What the allocator logged for the pod:\n%s", pod.Namespace, pod.Name, defect.Cause, device, defect.Issue, strings.Join(said, "\n"))
+	})
+	return found
 }

@@ -21,6 +21,9 @@ import (
 const (
 	podStartTimeout = 2 * time.Minute
 	allocateTimeout = time.Minute
+	// logTimeout bounds the wait for a component's log to show a line for
+	// something the API already shows (the event came from the same attempt).
+	logTimeout = 30 * time.Second
 	// podDeleteTimeout bounds the wait for a group's pods and claims to be
 	// gone (the kubelet unprepares, the controller deallocates).
 	podDeleteTimeout = 2 * time.Minute

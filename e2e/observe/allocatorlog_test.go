@@ -2,6 +2,7 @@ package observe
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -18,5 +19,36 @@ I1125 05:01:06.000001       1 allocator_stable.go:123] "Starting allocation" num
 	}
 	if got := AllocatorsInLog("no such line"); len(got) != 0 {
 		t.Errorf("got %v from a log without allocations", got)
+	}
+}
+
+// Lines as kube-scheduler 1.36.3 writes them at --vmodule=allocator*=7
+// (the allocator's values after the pod its logger carries; a device that
+// klog prints as a structure has no device="..." form).
+func TestAllocatorLinesFor(t *testing.T) {
+	log := strings.Join([]string{
+		`I1126 07:07:17.600000       1 allocator_incubating.go:166] "Starting allocation" pod="ns/admin" numClaims=1 numSlicesForNode=2`,
+		`I1126 07:07:17.643412       1 allocator_incubating.go:1350] "Insufficient counters" pod="ns/admin" device="testdriver.kep5018.example/kind-worker/whole"`,
+		`I1126 07:07:17.643500       1 allocator_incubating.go:1140] "Device not usable" pod="ns/admin" device="testdriver.kep5018.example/kind-worker/whole"`,
+		`I1126 07:07:17.643600       1 allocator_incubating.go:1350] "Insufficient counters" pod="ns/other" device="testdriver.kep5018.example/kind-worker/half-0"`,
+		`I1126 07:07:17.643743       1 allocator_incubating.go:1424] "Device capacity not enough" pod="ns/admin" device={"Name":"shared-0"}`,
+		`I1126 07:07:17.650000       1 schedule_one.go:1000] "Unable to schedule pod" pod="ns/admin"`,
+	}, "\n")
+	got := AllocatorLinesFor(log, "ns/admin")
+	var seen []string
+	for _, l := range got {
+		seen = append(seen, l.File+" "+l.Message+" "+l.Device)
+	}
+	want := []string{
+		"allocator_incubating.go Starting allocation ",
+		"allocator_incubating.go Insufficient counters testdriver.kep5018.example/kind-worker/whole",
+		"allocator_incubating.go Device not usable testdriver.kep5018.example/kind-worker/whole",
+		"allocator_incubating.go Device capacity not enough ",
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("lines for ns/admin:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+	if got := AllocatorLinesFor(log, "ns/nobody"); got != nil {
+		t.Errorf("a pod the log does not name: %v", got)
 	}
 }
