@@ -422,3 +422,20 @@ func TestConsumableCapacityRowsFollowTheFeatureSet(t *testing.T) {
 		}
 	}
 }
+
+// A known-defect verdict is reported only for its own cause: every row
+// names the allocator's line for it, and the two cases of #140729 differ.
+func TestEveryDefectNamesItsCause(t *testing.T) {
+	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity}
+	for _, d := range defects {
+		if d.Cause == "" || d.Cause != causes[d.Case] {
+			t.Errorf("%s: cause %q, want %q", d.Case, d.Cause, causes[d.Case])
+		}
+		if !strings.Contains(d.Outcome, d.Cause) {
+			t.Errorf("%s: the outcome the README shows does not name the cause %q: %s", d.Case, d.Cause, d.Outcome)
+		}
+	}
+	if !strings.HasSuffix(AllocatorVModule, "=7") {
+		t.Errorf("--vmodule=%s: the allocator says why it passed over a device only at level 7", AllocatorVModule)
+	}
+}
