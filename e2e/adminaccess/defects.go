@@ -36,6 +36,51 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 	ginkgo.GinkgoHelper()
 	allocator := env.Allocator()
 	defect, declared := env.Rel.KnownDefect(c, allocator)
+	claim, refused := allocatedOrRefused(ctx, b, pod, claimName)
+	switch {
+	case claim != nil && declared:
+		framework.Failf("%s; claim %s was allocated: %v", defect.NotReproduced(env.Rel.Minor, allocator), claimName, claim.Status.Allocation.Devices.Results)
+	case claim != nil:
+		return claim
+	case !declared:
+		framework.Failf("claim %s should be allocated (no upstream defect is declared for Kubernetes %s with the %s allocator), but kube-scheduler refused pod %s: %s; %s",
+			claimName, env.Rel.Minor, allocator, pod.Name, refused, allocatorSaid(ctx, pod))
+	}
+
+	// The defect as declared: the refusal is for its cause, on the device
+	// asked for, and for what free takes away.
+	cause := expectRefusedFor(ctx, pod, device, defect)
+	framework.Logf("%s: kube-scheduler refused pod %s: %s; its allocator: %s", defect.Issue, pod.Name, refused, cause)
+	free(ctx)
+	claim = allocatedClaim(ctx, b, claimName)
+	framework.Logf("%s: once freed, claim %s was allocated: %v", defect.Issue, claimName, claim.Status.Allocation.Devices.Results)
+	if seen != nil {
+		seen(ctx)
+	}
+	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
+		"pod %s was refused (%s), kube-scheduler's %s allocator passed over device %s with %q, and claim %s was allocated only once the ordinary claims were gone",
+		pod.Name, refused, allocator, device, defect.Cause, claimName)))
+	return nil
+}
+
+// expectAdminAllocated waits for the admin-access claim of pod to be
+// allocated, where no defect can excuse a refusal; a refusal fails the spec
+// at once with what kube-scheduler's allocator logged for the pod (a device
+// in use, a selector), not after a pod's start-up timeout.
+func expectAdminAllocated(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName string) *resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	claim, refused := allocatedOrRefused(ctx, b, pod, claimName)
+	if claim == nil {
+		framework.Failf("admin-access claim %s should be allocated, but kube-scheduler refused pod %s: %s; %s", claimName, pod.Name, refused, allocatorSaid(ctx, pod))
+	}
+	return claim
+}
+
+// allocatedOrRefused waits, bounded, until the claim of pod is allocated
+// (the claim) or kube-scheduler refuses the pod (the FailedScheduling event
+// that says it cannot allocate the claims).
+func allocatedOrRefused(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName string) (*resourceapi.ResourceClaim, string) {
+	ginkgo.GinkgoHelper()
 	refusal := gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(release.CannotAllocate))
 	var claim *resourceapi.ResourceClaim
 	var refused string
@@ -56,31 +101,25 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 		}
 		return fmt.Errorf("claim %s is neither allocated nor refused; pod %s's events: %v", claimName, pod.Name, lastOf(podEvents(ctx, pod), 3))
 	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
+	return claim, refused
+}
 
-	switch {
-	case claim != nil && declared:
-		framework.Failf("%s; claim %s was allocated: %v", defect.NotReproduced(env.Rel.Minor, allocator), claimName, claim.Status.Allocation.Devices.Results)
-	case claim != nil:
-		return claim
-	case !declared:
-		framework.Failf("claim %s should be allocated (no upstream defect is declared for Kubernetes %s with the %s allocator), but kube-scheduler refused pod %s: %s",
-			claimName, env.Rel.Minor, allocator, pod.Name, refused)
+// allocatorSaid is what kube-scheduler's allocator logged for pod, its last
+// lines, for a failure message.
+func allocatorSaid(ctx context.Context, pod *corev1.Pod) string {
+	lines := allocatorLinesFor(ctx, pod)
+	if len(lines) == 0 {
+		return "no allocator line names the pod (does kube-scheduler run with --vmodule=" + release.AllocatorVModule + "?)"
 	}
+	var said []string
+	for _, l := range lines {
+		said = append(said, l.Text)
+	}
+	return "what the allocator logged for the pod:\n" + strings.Join(lastOf(said, 12), "\n")
+}
 
-	// The defect as declared: the refusal is for its cause, on the device
-	// asked for, and for what free takes away.
-	cause := expectRefusedFor(ctx, pod, device, defect)
-	framework.Logf("%s: kube-scheduler refused pod %s: %s; its allocator: %s", defect.Issue, pod.Name, refused, cause)
-	free(ctx)
-	claim = allocatedClaim(ctx, b, claimName)
-	framework.Logf("%s: once freed, claim %s was allocated: %v", defect.Issue, claimName, claim.Status.Allocation.Devices.Results)
-	if seen != nil {
-		seen(ctx)
-	}
-	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
-		"pod %s was refused (%s), kube-scheduler's %s allocator passed over device %s with %q, and claim %s was allocated only once the ordinary claims were gone",
-		pod.Name, refused, allocator, device, defect.Cause, claimName)))
-	return nil
+func allocatorLinesFor(ctx context.Context, pod *corev1.Pod) []observe.AllocatorLine {
+	return observe.AllocatorLinesFor(schedulerLog(ctx, pod.CreationTimestamp), pod.Namespace+"/"+pod.Name)
 }
 
 // expectRefusedFor waits, bounded, for kube-scheduler's allocator to log the
@@ -89,11 +128,9 @@ func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1
 // reason, and the spec fails with what the allocator did say for the pod.
 func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defect release.Defect) string {
 	ginkgo.GinkgoHelper()
-	var lines []observe.AllocatorLine
 	var found string
 	gomega.Eventually(ctx, func(ctx context.Context) bool {
-		lines = observe.AllocatorLinesFor(schedulerLog(ctx, pod.CreationTimestamp), pod.Namespace+"/"+pod.Name)
-		for _, l := range lines {
+		for _, l := range allocatorLinesFor(ctx, pod) {
 			if l.Message == defect.Cause && strings.HasSuffix(l.Device, "/"+device) {
 				found = l.Text
 				return true
@@ -101,17 +138,9 @@ func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defec
 		}
 		return false
 	}).WithTimeout(logTimeout).Should(gomega.BeTrue(), func() string {
-		var said []string
-		for _, l := range lines {
-			said = append(said, l.Text)
-		}
-		said = lastOf(said, 12)
-		if len(lines) == 0 {
-			said = []string{"(no allocator line names the pod: does kube-scheduler run with --vmodule=" + release.AllocatorVModule + "?)"}
-		}
 		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for device %s, the declared cause of %s: "+
-			"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events). "+
-			"What the allocator logged for the pod:\n%s", pod.Namespace, pod.Name, defect.Cause, device, defect.Issue, strings.Join(said, "\n"))
+			"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events); %s",
+			pod.Namespace, pod.Name, defect.Cause, device, defect.Issue, allocatorSaid(ctx, pod))
 	})
 	return found
 }

@@ -80,7 +80,12 @@ func adminGetsPartitionInUse(ctx context.Context, f *framework.Framework, parts 
 
 	ginkgo.By("an admin-access claim gets the half an ordinary claim holds")
 	holder, held, _ := runOn(ctx, b, node, half)
-	halfAdminPod, halfAdmin, halfVars := runOn(ctx, b, node, half, builder.AdminAccess())
+	halfClaim, err := b.CreateClaim(ctx, b.Claim(half, builder.AdminAccess()))
+	framework.ExpectNoError(err)
+	halfAdminPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(halfClaim)), node))
+	framework.ExpectNoError(err)
+	halfAdmin := expectAdminAllocated(ctx, b, halfAdminPod, halfClaim.Name)
+	halfVars := expectRunning(ctx, b, halfAdminPod)
 	gomega.Expect(observe.AllocatedDevices(halfAdmin)).To(gomega.Equal(observe.AllocatedDevices(held)), "the half the ordinary claim holds")
 	gomega.Expect(observe.AdminAccessResults(halfAdmin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
 	gomega.Expect(halfVars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
