@@ -104,18 +104,29 @@ func allocatedOrRefused(ctx context.Context, b *builder.Builder, pod *corev1.Pod
 	return claim, refused
 }
 
-// allocatorSaid is what kube-scheduler's allocator logged for pod, its last
-// lines, for a failure message.
+// allocatorSaid is, for a failure message, why kube-scheduler's allocator
+// passed over each device it considered for pod: its lines that name a
+// device, less the selector's own (a CEL result, a device of another class
+// not selectable), each reason once, the last twelve.
 func allocatorSaid(ctx context.Context, pod *corev1.Pod) string {
 	lines := allocatorLinesFor(ctx, pod)
 	if len(lines) == 0 {
 		return "no allocator line names the pod (does kube-scheduler run with --vmodule=" + release.AllocatorVModule + "?)"
 	}
 	var said []string
+	seen := map[string]bool{}
 	for _, l := range lines {
-		said = append(said, l.Text)
+		key := l.Message + " " + l.Device
+		if l.Device == "" || l.Message == "CEL result" || l.Message == "Device not selectable" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		said = append(said, fmt.Sprintf("%s: %s (%s)", l.Device, l.Message, l.File))
 	}
-	return "what the allocator logged for the pod:\n" + strings.Join(lastOf(said, 12), "\n")
+	if len(said) == 0 {
+		return "the allocator passed over no device that the request's class selects"
+	}
+	return "why the allocator passed over each device it considered: " + strings.Join(lastOf(said, 12), "; ")
 }
 
 func allocatorLinesFor(ctx context.Context, pod *corev1.Pod) []observe.AllocatorLine {
