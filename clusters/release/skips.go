@@ -65,6 +65,15 @@ type declaredSkip struct {
 	doc string
 }
 
+// offIn is the reason a feature's spec skips: the feature set the cluster
+// runs leaves it off.
+func offIn(r Release, f Feature, alphaBefore string) string {
+	if r.FeatureSetName != "" {
+		return fmt.Sprintf("%s is off in Kubernetes %s's DRA feature set %s (FEATURES=%s)", f, r.Minor, r.FeatureSetName, r.FeatureSetName)
+	}
+	return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before %s)", f, r.Minor, alphaBefore)
+}
+
 const existingCluster = "the cluster was given with --kubeconfig; "
 
 var declaredSkips = []declaredSkip{
@@ -81,14 +90,16 @@ var declaredSkips = []declaredSkip{
 		_, ok := r.Next()
 		return fmt.Sprintf("Kubernetes %s is the newest release the suite pins; there is no release to upgrade to", r.Minor), !ok
 	}, "the newest release the suite pins"},
-	{NeedReleaseSwitching, func(r Release, m Mode) (string, bool) {
-		next, ok := r.Next()
-		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
-	}, "no node image of the next release was given (`UPGRADE=0`)"},
+	// Before the missing image: under a feature set no image is fetched,
+	// and the skip's reason is the set.
 	{NeedReleaseSwitching, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("the cluster runs the %s DRA feature set of Kubernetes %s (FEATURES=%s); the in-place upgrade moves a cluster of the release defaults, since another release's set names other gates",
 			r.FeatureSetName, r.Minor, r.FeatureSetName), r.FeatureSetName != ""
 	}, "the cluster runs a DRA feature set other than the release defaults (`FEATURES`)"},
+	{NeedReleaseSwitching, func(r Release, m Mode) (string, bool) {
+		next, ok := r.Next()
+		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
+	}, "no node image of the next release was given (`UPGRADE=0`)"},
 	{NeedGateLock, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateSwitchable()
 	}, "the gate is not locked (1.33–1.35)"},
@@ -99,19 +110,19 @@ var declaredSkips = []declaredSkip{
 		return existingCluster + "it is not a kind cluster on this machine, so its nodes cannot be looked inside", m.Existing && !m.NodeAccess
 	}, "the cluster was given with --kubeconfig and is not a kind cluster on this machine"},
 	{NeedPartitionableDevices, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeaturePartitionableDevices, r.Minor),
+		return offIn(r, FeaturePartitionableDevices, "1.36"),
 			!r.DefaultFeatures().Has(FeaturePartitionableDevices)
 	}, "the release's default feature set leaves DRAPartitionableDevices off (1.33–1.35)"},
 	{NeedConsumableCapacity, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureConsumableCapacity, r.Minor),
+		return offIn(r, FeatureConsumableCapacity, "1.36"),
 			!r.DefaultFeatures().Has(FeatureConsumableCapacity)
 	}, "the release's default feature set leaves DRAConsumableCapacity off (1.33–1.35; and `FEATURES=stable`)"},
 	{NeedDeviceTaints, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.36)", FeatureDeviceTaints, r.Minor),
+		return offIn(r, FeatureDeviceTaints, "1.36"),
 			!r.DefaultFeatures().Has(FeatureDeviceTaints)
 	}, "the release's default feature set leaves DRADeviceTaints off (1.33–1.35)"},
 	{NeedPrioritizedList, func(r Release, _ Mode) (string, bool) {
-		return fmt.Sprintf("%s is off in Kubernetes %s's default feature set (alpha before 1.34)", FeaturePrioritizedList, r.Minor),
+		return offIn(r, FeaturePrioritizedList, "1.34"),
 			!r.DefaultFeatures().Has(FeaturePrioritizedList)
 	}, "the release's default feature set leaves DRAPrioritizedList off (1.33)"},
 	{NeedExtendedResources, func(r Release, _ Mode) (string, bool) {

@@ -12,6 +12,7 @@ func TestDeclaredSkips(t *testing.T) {
 	r135, _ := Get("1.35")
 	r136, _ := Get("1.36")
 	r137, _ := Get("1.37")
+	r136stable, _ := Resolve("1.36", "stable")
 	created := Mode{NodeAccess: true, UpgradeImage: true}
 	existing := Mode{Existing: true}
 	existingKind := Mode{Existing: true, NodeAccess: true}
@@ -38,6 +39,11 @@ func TestDeclaredSkips(t *testing.T) {
 		{"1.37 gates", r137, NeedGateSwitching, created, true, "GA-locked in Kubernetes 1.37"},
 		// UPGRADE=0.
 		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image of Kubernetes 1.36 was given"},
+		// Under a feature set no upgrade image is fetched: the reason is the set,
+		// and so it is for a feature the set turns off.
+		{"stable upgrade", r136stable, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "runs the stable DRA feature set of Kubernetes 1.36"},
+		{"stable capacity", r136stable, NeedConsumableCapacity, created, true, "DRAConsumableCapacity is off in Kubernetes 1.36's DRA feature set stable (FEATURES=stable)"},
+		{"1.35 capacity", r135, NeedConsumableCapacity, created, true, "DRAConsumableCapacity is off in Kubernetes 1.35's default feature set (alpha before 1.36)"},
 		// --kubeconfig.
 		{"existing gates", r135, NeedGateSwitching, existing, true, "--kubeconfig"},
 		{"existing lock", r136, NeedGateLock, existing, true, "--kubeconfig"},
