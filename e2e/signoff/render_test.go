@@ -68,11 +68,11 @@ func TestHTMLRendersInAHeadlessBrowser(t *testing.T) {
 
 	dom := string(browse("--dump-dom"))
 	for _, want := range []string{
-		`id="verdict"`, "NOT signed off: failures on Kubernetes 1.35",
-		"<th>1.35</th><th>1.36</th>",
+		`id="verdict"`, "NOT signed off: 0 of 2 columns signed off; 1.35 defaults: 1 failed",
+		"<th>1.35 defaults</th><th>1.36 defaults</th>",
 		`<td class="failed"><a href="1.35/report.md">failed 1 of 2</a><small>denies every request: expected 422</small></td>`,
 		"declared (gate-switching): DRAAdminAccess is locked on in 1.36",
-		"<h3>Kubernetes 1.35</h3>",
+		"<h3>Kubernetes 1.35 defaults</h3>",
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered DOM lacks %q:\n%s", want, dom)
