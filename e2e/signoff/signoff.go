@@ -238,8 +238,12 @@ func (m Matrix) Verdict() string {
 		}
 		return fmt.Sprintf("NOT signed off: %d of %d columns signed off; %s", signed, len(m.Runs), strings.Join(why, "; "))
 	}
-	verdict := fmt.Sprintf("Signed off: all %d columns (%s) passed every applicable check (skips are only those the release table declares)",
-		len(m.Runs), columnList(m.Runs))
+	all := fmt.Sprintf("all %d columns", len(m.Runs))
+	if len(m.Runs) == 1 {
+		all = "the one column"
+	}
+	verdict := fmt.Sprintf("Signed off: %s (%s) passed every applicable check (skips are only those the release table declares)",
+		all, columnList(m.Runs))
 	var defects []string
 	for _, r := range m.Runs {
 		if r.Totals.KnownDefects > 0 {
