@@ -11,9 +11,7 @@
 package signoff
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"maps"
 	"slices"
 	"sort"
@@ -387,71 +385,3 @@ func orUnknown(s string) string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
-
-// HTML renders signoff.html: one file, styles inline, no script and nothing
-// fetched, so it opens anywhere, offline.
-func (m Matrix) HTML() (string, error) {
-	type cellView struct {
-		Class, Text, Link string
-		Reasons           []string
-	}
-	type rowView struct {
-		Requirement string
-		Cells       []cellView
-	}
-	var rows []rowView
-	for _, req := range m.Requirements {
-		rv := rowView{Requirement: Label(req)}
-		for _, r := range m.Runs {
-			c := m.Cells[req][r.Column()]
-			class := strings.ReplaceAll(c.State, " ", "-")
-			if class == "" {
-				class = "none"
-			}
-			rv.Cells = append(rv.Cells, cellView{Class: class, Text: c.summary(), Link: c.Link, Reasons: c.Reasons})
-		}
-		rows = append(rows, rv)
-	}
-	var buf bytes.Buffer
-	err := page.Execute(&buf, map[string]any{
-		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
-		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(),
-	})
-	return buf.String(), err
-}
-
-func headings(runs []report.Report) []string {
-	out := make([]string, len(runs))
-	for i, r := range runs {
-		out[i] = Heading(r)
-	}
-	return out
-}
-
-var page = template.Must(template.New("signoff").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>DRA admin access (KEP-5018) sign-off</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin-bottom:2em}
-th,td{border:1px solid #bbb;padding:.4em .6em;vertical-align:top;text-align:left}
-th{background:#eee}
-td.passed{background:#dff5df}
-td.failed{background:#f9d6d5;font-weight:bold}
-td.skipped{background:#fff4cc}
-td.known-defect{background:#e6dcf5}
-td.not-run,td.none{background:#f4f4f4;color:#777}
-.verdict{font-size:1.2em;padding:.6em;border:2px solid}
-.signed{border-color:#3a3;background:#dff5df}
-.notsigned{border-color:#c33;background:#f9d6d5}
-small{display:block;font-weight:normal;color:#555}
-</style></head><body>
-<h1>DRA admin access (KEP-5018) sign-off</h1>
-<p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
-<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
-{{end}}</tbody></table>
-<h2>Provenance</h2>
-{{range .Provenance}}<h3>Kubernetes {{.Column}}</h3><table>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
-{{end}}</body></html>
-`))
