@@ -120,15 +120,23 @@ func Releases(list string) ([]string, error) {
 	return out, nil
 }
 
-// Cells splits each column into its groups; a custom filter (a dispatch's
-// own LABELS) replaces the groups with one cell of that filter.
+// GroupsFor are the groups a column is split into: Groups, or, given a
+// custom filter (a dispatch's own LABELS), one group of that filter.
+func GroupsFor(custom string) ([]Group, error) {
+	if strings.TrimSpace(custom) == "" {
+		return Groups, nil
+	}
+	if err := labels.Check(custom); err != nil {
+		return nil, err
+	}
+	return []Group{{"custom", custom}}, nil
+}
+
+// Cells splits each column into its groups (GroupsFor custom).
 func Cells(columns []Column, custom string) ([]Cell, error) {
-	groups := Groups
-	if strings.TrimSpace(custom) != "" {
-		if err := labels.Check(custom); err != nil {
-			return nil, err
-		}
-		groups = []Group{{"custom", custom}}
+	groups, err := GroupsFor(custom)
+	if err != nil {
+		return nil, err
 	}
 	var out []Cell
 	for _, c := range columns {

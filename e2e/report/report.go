@@ -14,6 +14,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
@@ -82,15 +84,18 @@ type Meta struct {
 	Skip        []string `json:"skip,omitempty"`
 }
 
-// Column is the sign-off column of the run: release and DRA feature set
-// ("1.36 stable").
-func (m Meta) Column() string {
-	f := m.Features
-	if f == "" {
-		f = "defaults"
+// Set is the run's DRA feature set by name: the release defaults where the
+// report names none (it was written before reports named it).
+func (m Meta) Set() string {
+	if m.Features == "" {
+		return release.DefaultSet
 	}
-	return m.Release + " " + f
+	return m.Features
 }
+
+// Column is the sign-off column of the run: release and DRA feature set
+// ("1.36 stable"), as e2e/matrix keys its columns.
+func (m Meta) Column() string { return m.Release + " " + m.Set() }
 
 // SchemaVersion is report.json's format; it changes when a field changes meaning.
 const SchemaVersion = 2

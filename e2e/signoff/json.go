@@ -49,19 +49,9 @@ type ColumnDoc struct {
 
 // RequirementDoc is one requirement's verdicts, by column key.
 type RequirementDoc struct {
-	ID       string                `json:"id,omitempty"`
-	Text     string                `json:"text"`
-	Verdicts map[string]VerdictDoc `json:"verdicts"`
-}
-
-// VerdictDoc is one cell.
-type VerdictDoc struct {
-	State        string   `json:"state"`
-	Passed       int      `json:"passed"`
-	Failed       int      `json:"failed"`
-	Skipped      int      `json:"skipped"`
-	KnownDefects int      `json:"knownDefects"`
-	Reasons      []string `json:"reasons,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Text     string          `json:"text"`
+	Verdicts map[string]Cell `json:"verdicts"`
 }
 
 // DefectDoc is one upstream issue the run met where the release table
@@ -88,9 +78,8 @@ func (m Matrix) Document() Document {
 	defects := map[string]*DefectDoc{}
 	var issues []string
 	for _, r := range m.Runs {
-		features := strings.TrimPrefix(r.Column(), r.Release+" ")
 		why := m.Unsigned(r)
-		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: features, Allocator: r.Allocator,
+		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: r.Set(), Allocator: r.Allocator,
 			Gates: r.Gates, GatesRead: r.GatesRead, SignedOff: why == nil, Unsigned: why, Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
 		for _, s := range r.Specs {
@@ -113,13 +102,12 @@ func (m Matrix) Document() Document {
 		d.KnownDefects = append(d.KnownDefects, *defects[i])
 	}
 	for _, req := range m.Requirements {
-		rd := RequirementDoc{Text: req, Verdicts: map[string]VerdictDoc{}}
+		rd := RequirementDoc{Text: req, Verdicts: map[string]Cell{}}
 		if q, ok := requirements.Of(req); ok {
 			rd.ID = q.ID
 		}
 		for _, r := range m.Runs {
-			c := m.Cells[req][r.Column()]
-			rd.Verdicts[r.Column()] = VerdictDoc{State: c.State, Passed: c.Passed, Failed: c.Failed, Skipped: c.Skipped, KnownDefects: c.KnownDefects, Reasons: c.Reasons}
+			rd.Verdicts[r.Column()] = m.Cells[req][r.Column()]
 		}
 		d.Requirements = append(d.Requirements, rd)
 	}

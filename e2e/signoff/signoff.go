@@ -25,16 +25,22 @@ import (
 // NoRequirement heads the specs that name no KEP requirement.
 const NoRequirement = "(no KEP requirement named)"
 
-// Cell is one requirement in one column.
+// Cell is one requirement in one column; signoff.json carries it as is,
+// less the page's link.
 type Cell struct {
-	State                   string // passed, failed, known defect, skipped, not run, or "" (no such spec on that release)
-	Passed, Failed, Skipped int
+	// State is passed, failed, known defect, skipped, not run, or "" (no
+	// such spec in that column).
+	State   string `json:"state"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped"`
 	// KnownDefects counts specs that met a declared upstream defect.
-	KnownDefects int
-	// Reasons are the failures' first lines, or the declared skips' reasons.
-	Reasons []string
+	KnownDefects int `json:"knownDefects"`
+	// Reasons are the failures' first lines, the declared skips' reasons, or
+	// the known defects' verdicts.
+	Reasons []string `json:"reasons,omitempty"`
 	// Link is where a failed cell's evidence lies, relative to the page.
-	Link string
+	Link string `json:"-"`
 }
 
 // Matrix is the sign-off.

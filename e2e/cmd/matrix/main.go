@@ -43,10 +43,7 @@ func main() {
 			fail(1, err)
 		}
 	case "columns":
-		groups := matrix.Groups
-		if *labels != "" {
-			groups = []matrix.Group{{Name: "custom", Labels: *labels}}
-		}
+		groups, _ := matrix.GroupsFor(*labels) // checked by Cells above
 		for _, c := range cols {
 			fmt.Printf("%s\t%s\t%s\t%s\n", c.Release, c.Features, c.Allocator, matrix.Union(groups))
 		}
