@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// What a run prints of its report: the closing line, the known defects, the
+// failures' first lines, and what the run left out.
+
+// Summary is the plain closing line: "e2e: N passed, N failed, N skipped".
+// Known defects are not in it (a CI reads that line's shape); KnownDefects
+// says them on a line of their own.
+func (r Report) Summary() string {
+	return fmt.Sprintf("e2e: %d passed, %d failed, %d skipped", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
+}
+
+// KnownDefects is one line naming the upstream defects the run met where
+// the release table declares them, or "" when none.
+func (r Report) KnownDefects() string {
+	if r.Totals.KnownDefects == 0 {
+		return ""
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, s := range r.Specs {
+		if s.State == KnownDefect && !seen[s.Defect] {
+			seen[s.Defect] = true
+			ids = append(ids, s.Defect)
+		}
+	}
+	return fmt.Sprintf("e2e: %d spec(s) met a known upstream defect (%s), as the release table declares: counted apart, neither passed nor failed",
+		r.Totals.KnownDefects, strings.Join(ids, ", "))
+}
+
+// Failures is, for each failed spec and suite node, its name and the first
+// lines of why it failed, each line cut to width. It is printed next to the
+// summary because a CI log's tail is often all that is left of a run: the
+// report and the cluster's logs go with the machine.
+func (r Report) Failures(lines, width int) string {
+	var b strings.Builder
+	entry := func(name, why string) {
+		fmt.Fprintf(&b, "FAILED %s\n", name)
+		n := 0
+		for _, l := range strings.Split(why, "\n") {
+			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			if n == lines {
+				b.WriteString("    ...\n")
+				break
+			}
+			if len(l) > width {
+				l = l[:width] + "..."
+			}
+			fmt.Fprintf(&b, "    %s\n", l)
+			n++
+		}
+	}
+	for _, p := range r.Problems {
+		entry("suite node", p)
+	}
+	for _, s := range r.Specs {
+		if s.State == "failed" {
+			entry(s.Name, s.Reason)
+		}
+	}
+	return b.String()
+}
+
+// Selection says, for a run that left specs out, how many of the release's
+// specs it selected and by what: "partial: 3 of 40 specs selected by
+// LABELS=authz"; for a run that was stopped, how many ran. It is "" when
+// every spec was selected and the run went to its end.
+func (r Report) Selection() string {
+	if r.Interrupted {
+		// Which of the specs it never reached the filter had selected is
+		// not in Ginkgo's report; the count of those that ran is.
+		return fmt.Sprintf("interrupted: %d of %d specs ran before the run was stopped", len(r.Specs)-r.Totals.NotSelected, len(r.Specs))
+	}
+	if r.Totals.NotSelected == 0 {
+		return ""
+	}
+	var by []string
+	if r.LabelFilter != "" {
+		by = append(by, "LABELS="+r.LabelFilter)
+	}
+	if len(r.Focus) > 0 {
+		by = append(by, "FOCUS="+strings.Join(r.Focus, "|"))
+	}
+	if len(r.Skip) > 0 {
+		by = append(by, "SKIP="+strings.Join(r.Skip, "|"))
+	}
+	if len(by) == 0 {
+		by = []string{"the label filter or focus"}
+	}
+	return fmt.Sprintf("partial: %d of %d specs selected by %s", len(r.Specs)-r.Totals.NotSelected, len(r.Specs), strings.Join(by, ", "))
+}
