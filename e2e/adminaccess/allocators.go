@@ -81,8 +81,10 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 
 // allocatorPromises are the group's specs under one implementation: the
 // core promises, each checked against kube-scheduler's log for the
-// implementation that allocated, the partitionable ones where the release
-// has that feature, and the consumable-capacity ones where the set has it.
+// implementation that allocated, and every feature group's promises where
+// the release and the set have the feature (partitionable devices,
+// consumable capacity, device taints, the prioritized list, extended
+// resources), checked the same way.
 func allocatorPromises(f *framework.Framework, allocator string, set release.FeatureSet) {
 	for _, p := range corePromises {
 		ginkgo.It(p.text, func(ctx context.Context) {
@@ -112,6 +114,20 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 	if set.Has(release.FeatureConsumableCapacity) {
 		itEach(f, newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity), capacityPromises, begin)
 	}
+	// The other feature groups' promises too, where the set keeps the
+	// feature in kube-scheduler: a set without it would leave a tainted
+	// device untainted or a firstAvailable list unserved to the scheduler,
+	// so those specs would check the feature's absence, not admin access.
+	if set.Has(release.FeatureDeviceTaints) {
+		itEach(f, newFeatureDriver(contract.LayoutTainted, release.NeedDeviceTaints), taintPromises, begin)
+	}
+	if set.Has(release.FeaturePrioritizedList) {
+		itEach(f, nil, prioritizedPromises, begin)
+	}
+	// DRAExtendedResource is not an allocator feature: no move takes it
+	// from kube-scheduler, and the claim it makes goes through the
+	// implementation the set selects like any other.
+	itEach(f, newFeatureDriver(contract.LayoutPlain, release.NeedExtendedResources), extendedPromises, begin)
 }
 
 // withFeatureSet moves kube-scheduler to set for the container's specs and

@@ -28,63 +28,77 @@ import (
 // driver itself in its slice).
 var _ = framework.Describe("Admin access on tainted devices", ginkgo.Label("taints"), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 	f := newFramework("taints")
-	tainted := newFeatureDriver(contract.LayoutTainted, release.NeedDeviceTaints)
+	itEach(f, newFeatureDriver(contract.LayoutTainted, release.NeedDeviceTaints), taintPromises, nil)
+})
 
-	for i, dev := range contract.TaintedDevices {
-		ginkgo.It("keeps an admin-access request from a device tainted "+dev.Effect+" unless the request tolerates the taint", func(ctx context.Context) {
-			kep("admin access is not exempt from device taints")
-			b := tainted.builder(ctx, f)
-			node := anyWorker(ctx)
-			labelForAdmin(ctx, f.Namespace.Name)
+// taintPromises are the group's specs as bodies, so that the allocators
+// group runs them again under each other implementation with device
+// taints. The eviction comes last: it changes what the instance publishes,
+// and the group removes the instance after it.
+var taintPromises = []featurePromise{
+	{text: "keeps an admin-access request from a device tainted " + contract.TaintedDevices[0].Effect + " unless the request tolerates the taint", kep: "admin access is not exempt from device taints", run: tolerationNeeded(0)},
+	{text: "keeps an admin-access request from a device tainted " + contract.TaintedDevices[1].Effect + " unless the request tolerates the taint", kep: "admin access is not exempt from device taints", run: tolerationNeeded(1)},
+	{text: "evicts an admin-access pod that does not tolerate a NoExecute taint added later, and keeps one that does", kep: "admin access is not exempt from device taints", run: evictedUnlessTolerated},
+}
 
-			ginkgo.By("an admin-access claim without a toleration is not allocated")
-			refused, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(i), builder.AdminAccess()))
-			framework.ExpectNoError(err)
-			waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(refused)), node))
-			framework.ExpectNoError(err)
-			expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
-				"kube-scheduler should refuse pod %s: device %s is tainted %s=%s:%s and the admin-access request does not tolerate it",
-				waiting.Name, dev.Name, contract.TaintKey, contract.TaintValue, dev.Effect)
-			c, err := b.GetClaim(ctx, refused.Name)
-			framework.ExpectNoError(err)
-			gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", refused.Name)
-			deletePod(ctx, waiting)
-
-			ginkgo.By("the same request tolerating the taint gets the device with admin access")
-			pod, admin, vars := runOn(ctx, b, node, builder.DeviceIndex(i), builder.AdminAccess(), builder.Tolerating(contract.TaintKey, dev.Effect))
-			gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{poolDevice(node, dev.Name)}))
-			gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-			// A tolerated NoExecute taint leaves the pod where it is:
-			// kube-controller-manager's device-taint eviction skips it.
-			expectUndisturbed(ctx, pod, snapshot(ctx, pod))
-		})
-	}
-
-	// Last in the group: it changes what the instance publishes, and the
-	// group removes the instance after it.
-	ginkgo.It("evicts an admin-access pod that does not tolerate a NoExecute taint added later, and keeps one that does", func(ctx context.Context) {
-		kep("admin access is not exempt from device taints")
+// tolerationNeeded is the body for tainted device i.
+func tolerationNeeded(i int) func(context.Context, *framework.Framework, *featureDriver, func(context.Context)) {
+	dev := contract.TaintedDevices[i]
+	return func(ctx context.Context, f *framework.Framework, tainted *featureDriver, seen func(context.Context)) {
 		b := tainted.builder(ctx, f)
 		node := anyWorker(ctx)
 		labelForAdmin(ctx, f.Namespace.Name)
-		// Device 0 is tainted NoSchedule from the start: both requests
-		// tolerate that, only the second also NoExecute (kube-controller-
-		// manager's eviction counts only a toleration that names NoExecute).
-		dev := contract.TaintedDevices[0]
-		noSchedule := builder.Tolerating(contract.TaintKey, dev.Effect)
-		evicted, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule)
-		kept, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule, builder.Tolerating(contract.TaintKey, "NoExecute"))
-		before := snapshot(ctx, kept)
 
-		ginkgo.By("the driver adds a NoExecute taint to " + dev.Name + ", which both admin-access claims have")
-		framework.ExpectNoError(deploy.SetTaints(ctx, env.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
-		expectPodEvent(ctx, evicted, podStartTimeout, "Normal "+release.DeviceTaintEvictionReason+": "+release.DeviceTaintEvictionMessage,
-			"kube-controller-manager should evict pod %s: its admin-access request tolerates %s only with effect %s", evicted.Name, contract.TaintKey, dev.Effect)
-		gomega.Eventually(ctx, func(ctx context.Context) error {
-			_, err := env.Client.CoreV1().Pods(evicted.Namespace).Get(ctx, evicted.Name, metav1.GetOptions{})
-			return err
-		}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "evicted pod %s is deleted", evicted.Name)
-		expectUndisturbed(ctx, kept, before)
-	})
-})
+		ginkgo.By("an admin-access claim without a toleration is not allocated")
+		refused, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(i), builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(refused)), node))
+		framework.ExpectNoError(err)
+		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(release.CannotAllocate),
+			"kube-scheduler should refuse pod %s: device %s is tainted %s=%s:%s and the admin-access request does not tolerate it",
+			waiting.Name, dev.Name, contract.TaintKey, contract.TaintValue, dev.Effect)
+		c, err := b.GetClaim(ctx, refused.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(c.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", refused.Name)
+		deletePod(ctx, waiting)
+
+		ginkgo.By("the same request tolerating the taint gets the device with admin access")
+		pod, admin, vars := runOn(ctx, b, node, builder.DeviceIndex(i), builder.AdminAccess(), builder.Tolerating(contract.TaintKey, dev.Effect))
+		gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{poolDevice(node, dev.Name)}))
+		gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
+		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+		// A tolerated NoExecute taint leaves the pod where it is:
+		// kube-controller-manager's device-taint eviction skips it.
+		expectUndisturbed(ctx, pod, snapshot(ctx, pod))
+		if seen != nil {
+			seen(ctx)
+		}
+	}
+}
+
+func evictedUnlessTolerated(ctx context.Context, f *framework.Framework, tainted *featureDriver, seen func(context.Context)) {
+	b := tainted.builder(ctx, f)
+	node := anyWorker(ctx)
+	labelForAdmin(ctx, f.Namespace.Name)
+	// Device 0 is tainted NoSchedule from the start: both requests
+	// tolerate that, only the second also NoExecute (kube-controller-
+	// manager's eviction counts only a toleration that names NoExecute).
+	dev := contract.TaintedDevices[0]
+	noSchedule := builder.Tolerating(contract.TaintKey, dev.Effect)
+	evicted, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule)
+	kept, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule, builder.Tolerating(contract.TaintKey, "NoExecute"))
+	before := snapshot(ctx, kept)
+
+	ginkgo.By("the driver adds a NoExecute taint to " + dev.Name + ", which both admin-access claims have")
+	framework.ExpectNoError(deploy.SetTaints(ctx, env.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
+	expectPodEvent(ctx, evicted, podStartTimeout, "Normal "+release.DeviceTaintEvictionReason+": "+release.DeviceTaintEvictionMessage,
+		"kube-controller-manager should evict pod %s: its admin-access request tolerates %s only with effect %s", evicted.Name, contract.TaintKey, dev.Effect)
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := env.Client.CoreV1().Pods(evicted.Namespace).Get(ctx, evicted.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "evicted pod %s is deleted", evicted.Name)
+	expectUndisturbed(ctx, kept, before)
+	if seen != nil {
+		seen(ctx)
+	}
+}
