@@ -71,6 +71,17 @@ const DefectAdminConsumesCounters DefectCase = "kubernetes/kubernetes#140729 cou
 // "runs for an admin request"); the fix proposed there covers only the counters.
 const DefectAdminConsumesCapacity DefectCase = "kubernetes/kubernetes#140729 capacity"
 
+// DefectDeviceTwiceInClaim: 1.33's allocator (structured/allocator.go at
+// v0.33.13) skips its in-use check for an admin-access request and never
+// records the devices admin-access requests pick, so one claim can get one
+// device for two requests: two admin-access requests, or an ordinary and
+// an admin-access one, in either order. Upstream settled that within a
+// claim no device is used twice, with or without admin access, and fixed
+// it for 1.34 (kubernetes/kubernetes#131299, allocatingDeviceForClaim in
+// every implementation). The spec reads the cause in the claim's own
+// allocation: its results name the device for both requests.
+const DefectDeviceTwiceInClaim DefectCase = "kubernetes/kubernetes#131269"
+
 const (
 	issue140729 = "kubernetes/kubernetes#140729"
 	title140729 = "DRA: AdminAccess consumes counters"
@@ -101,6 +112,15 @@ var defects = []Defect{{
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"; its allocator: \"" + CauseCapacity + "\" for that device), " +
 		"and is allocated once the ordinary claims are gone",
 	Cause: CauseCapacity,
+}, {
+	Case:       DefectDeviceTwiceInClaim,
+	Issue:      "kubernetes/kubernetes#131269",
+	Title:      "DRA: with admin access, within a claim, the same device should not be used twice",
+	Minors:     []string{"1.33"},
+	Allocators: []string{oneAllocator133[0].Name},
+	Outcome: "a claim whose two requests ask for the same device, one or both with admin access, is allocated " + CauseDeviceTwice +
+		" (its status.allocation.devices.results name the device for both requests), and two admin-access requests that could have two devices share one",
+	Cause: CauseDeviceTwice,
 }}
 
 // The allocator's lines for a device passed over (structured/internal/*/
@@ -115,6 +135,20 @@ const (
 	CauseCounters = "Insufficient counters"
 	CauseCapacity = "Device capacity not enough"
 )
+
+// Why the allocator (v0.34.4 to v0.37.2, every implementation) passes over
+// a device for a request of the claim it is allocating: an admin-access
+// request, a device another request of the same claim took
+// (allocatingDeviceForClaim); an ordinary request, a device in use, by
+// other claims or by any request of this allocation, admin access or not.
+const (
+	CauseInUseInClaim = "Device in use in same claim"
+	CauseInUse        = "Device in use"
+)
+
+// CauseDeviceTwice is DefectDeviceTwiceInClaim's cause as the spec sees it
+// in the claim's allocation; 1.33's allocator logs nothing for it.
+const CauseDeviceTwice = "one device for two requests of the claim"
 
 // CannotAllocate is what kube-scheduler's FailedScheduling event says of a
 // node where the DynamicResources plugin found no allocation for the pod's

@@ -426,7 +426,7 @@ func TestConsumableCapacityRowsFollowTheFeatureSet(t *testing.T) {
 // A known-defect verdict is reported only for its own cause: every row
 // names the allocator's line for it, and the two cases of #140729 differ.
 func TestEveryDefectNamesItsCause(t *testing.T) {
-	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity}
+	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity, DefectDeviceTwiceInClaim: CauseDeviceTwice}
 	for _, d := range defects {
 		if d.Cause == "" || d.Cause != causes[d.Case] {
 			t.Errorf("%s: cause %q, want %q", d.Case, d.Cause, causes[d.Case])

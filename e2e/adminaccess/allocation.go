@@ -63,6 +63,7 @@ var corePromises = []allocationPromise{
 	{text: "still allocates to an ordinary claim a device that an admin-access claim holds", kep: "devices under admin access stay available to ordinary claims", run: ordinaryGetsAdminsDevice},
 	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
 	{text: "runs an admin-access DaemonSet on every node with devices while ordinary pods hold them all", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
+	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
 }
 
 // allocationPromise is one spec body with its sentence and KEP requirement.

@@ -139,19 +139,27 @@ func allocatorLinesFor(ctx context.Context, pod *corev1.Pod) []observe.Allocator
 // reason, and the spec fails with what the allocator did say for the pod.
 func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defect release.Defect) string {
 	ginkgo.GinkgoHelper()
+	return expectAllocatorLogged(ctx, pod, device, defect.Cause, fmt.Sprintf("the declared cause of %s: "+
+		"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events)", defect.Issue))
+}
+
+// expectAllocatorLogged waits, bounded, for kube-scheduler's allocator to
+// log cause for pod and device (pool/device), and returns that line; where
+// it never does, the spec fails with why and what the allocator did say.
+func expectAllocatorLogged(ctx context.Context, pod *corev1.Pod, device, cause, why string) string {
+	ginkgo.GinkgoHelper()
 	var found string
 	gomega.Eventually(ctx, func(ctx context.Context) bool {
 		for _, l := range allocatorLinesFor(ctx, pod) {
-			if l.Message == defect.Cause && strings.HasSuffix(l.Device, "/"+device) {
+			if l.Message == cause && strings.HasSuffix(l.Device, "/"+device) {
 				found = l.Text
 				return true
 			}
 		}
 		return false
 	}).WithTimeout(logTimeout).Should(gomega.BeTrue(), func() string {
-		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for device %s, the declared cause of %s: "+
-			"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events); %s",
-			pod.Namespace, pod.Name, defect.Cause, device, defect.Issue, allocatorSaid(ctx, pod))
+		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for device %s (%s); %s",
+			pod.Namespace, pod.Name, cause, device, why, allocatorSaid(ctx, pod))
 	})
 	return found
 }

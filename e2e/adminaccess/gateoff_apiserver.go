@@ -61,14 +61,15 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-off")
 
-	ginkgo.It("drops adminAccess from new claims and templates, and keeps it on those that had it", ginkgo.Label("skew"), func(ctx context.Context) {
+	ginkgo.It("drops adminAccess from new claims and templates, and keeps it on those that had it, also in the allocation of an existing admin-access claim", ginkgo.Label("skew"), func(ctx context.Context) {
 		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
 		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		node := anyWorker(ctx)
-		holder, _, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
+		holder, held, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
+		holderBefore := snapshot(ctx, holder)
 		existing, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err)
 		existingTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
@@ -115,6 +116,21 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 
 		ginkgo.By("none of these ordinary claims gets the device in use, and their pods wait")
 		expectUnschedulable(ctx, b, fmt.Sprintf("as ordinary claims they cannot have the device %s holds", holder.Name), waiting...)
+
+		// kube-scheduler, its gate on, allocates the claim that asked while
+		// the gate was on; kube-apiserver keeps adminAccess in the status it
+		// writes because the stored claim already uses the field
+		// (dropDisabledDRAAdminAccess(Status)Fields, 1.33 to 1.35: nothing
+		// is dropped from a claim whose spec or status has it).
+		ginkgo.By("the admin-access claim made before is allocated with admin access: the device in use, adminAccess true in its status")
+		existingPod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(existing)), node))
+		framework.ExpectNoError(err)
+		allocated := expectAdminAllocated(ctx, b, existingPod, existing.Name)
+		gomega.Expect(observe.AllocatedDevices(allocated)).To(gomega.Equal(observe.AllocatedDevices(held)), "claim %s gets the device pod %s holds", existing.Name, holder.Name)
+		gomega.Expect(observe.AdminAccessResults(allocated)).To(gomega.Equal([]bool{true}),
+			"claim %s's status.allocation.devices.results[].adminAccess as kube-apiserver (gate off) stored kube-scheduler's write", existing.Name)
+		gomega.Expect(expectRunning(ctx, b, existingPod)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"), "pod %s's container, from the driver", existingPod.Name)
+		expectUndisturbed(ctx, holder, holderBefore)
 
 		ginkgo.By("the objects made before keep the field, also through an update")
 		storedTmpl, err := b.DRA.ResourceClaimTemplates(existingTmpl.Namespace).Get(ctx, existingTmpl.Name, metav1.GetOptions{})

@@ -181,6 +181,26 @@ func expectFamily(f metrics.Families, name string) {
 	gomega.Expect(f.Has(name)).To(gomega.BeTrue(), "the scrape has no family %s", name)
 }
 
+// ordinaryShapeTemplates makes the templates whose claims the controller
+// must count admin_access="false" though they name adminAccess or are not
+// exact requests: adminAccess: false, and a firstAvailable list where the
+// cluster has the prioritized list. Each is checked as stored, so that a
+// field kube-apiserver dropped cannot pass for the shape.
+func ordinaryShapeTemplates(ctx context.Context, b *builder.Builder) []*resourceapi.ResourceClaimTemplate {
+	ginkgo.GinkgoHelper()
+	explicit, err := b.CreateTemplate(ctx, b.Template(builder.NoAdminAccess()))
+	framework.ExpectNoError(err)
+	gomega.Expect(observe.RequestsAdminAccessFields(explicit.Spec.Spec.Devices)).To(gomega.Equal([]string{"false"}), "template %s's requests[].adminAccess as stored", explicit.Name)
+	out := []*resourceapi.ResourceClaimTemplate{explicit}
+	if _, off := env.Rel.DeclaredSkip(release.NeedPrioritizedList, env.Mode()); off {
+		return out
+	}
+	list, err := b.CreateTemplate(ctx, b.TemplateFirstAvailable([][]builder.RequestOption{{builder.DeviceIndex(env.Driver.Devices + 7)}, nil}))
+	framework.ExpectNoError(err)
+	gomega.Expect(observe.RequestsAdminAccessFields(list.Spec.Spec.Devices)).To(gomega.Equal([]string{"-"}), "template %s's requests as stored: one firstAvailable list", list.Name)
+	return append(out, list)
+}
+
 func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, n int) []*corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var pods []*corev1.Pod
@@ -208,12 +228,20 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		// requests asks for it (getAdminAccessMetricLabel), not only the first.
 		secondTmpl, err := b.CreateTemplate(ctx, b.TemplateOf(builder.Request(), builder.Request(builder.AdminAccess())))
 		framework.ExpectNoError(err)
+		// And only when one asks for it with true: an explicit false, and
+		// a firstAvailable list (a subrequest has no adminAccess field),
+		// are ordinary claims.
+		ordinaryShapes := ordinaryShapeTemplates(ctx, b)
 		before, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 
-		const admin, ordinary = 4, 2 // one admin claim from secondTmpl
-		pods := append(startFromTemplate(ctx, b, adminTmpl, admin-1), startFromTemplate(ctx, b, ordinaryTmpl, ordinary)...)
+		// One admin claim from secondTmpl, one ordinary claim per shape.
+		admin, ordinary := 4, 2+len(ordinaryShapes)
+		pods := append(startFromTemplate(ctx, b, adminTmpl, admin-1), startFromTemplate(ctx, b, ordinaryTmpl, 2)...)
 		pods = append(pods, startFromTemplate(ctx, b, secondTmpl, 1)...)
+		for _, tmpl := range ordinaryShapes {
+			pods = append(pods, startFromTemplate(ctx, b, tmpl, 1)...)
+		}
 		podsWithClaims(ctx, pods)
 		want := expectedCreates(admin, ordinary)
 		delta := s.createsSince(before)
@@ -277,6 +305,13 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		secondClaim := podClaim(ctx, b, fromSecond)
 		gomega.Expect(observe.RequestsAdminAccessFields(secondClaim.Spec.Devices)).To(gomega.Equal([]string{"unset", "true"}), "claim %s's requests[].adminAccess as stored", secondClaim.Name)
 		matches("with a claim whose second request asks for admin access, allocated (counted admin_access=true)")
+		for _, tmpl := range ordinaryShapeTemplates(ctx, b) {
+			claim := b.ClaimOf()
+			claim.Spec = tmpl.Spec.Spec
+			made, err := b.CreateClaim(ctx, claim)
+			framework.ExpectNoError(err)
+			matches(fmt.Sprintf("with an unallocated claim whose requests[].adminAccess are %v (counted admin_access=false)", observe.RequestsAdminAccessFields(made.Spec.Devices)))
+		}
 		deletePod(ctx, fromSecond)
 		deletePod(ctx, ordinaryPod)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))

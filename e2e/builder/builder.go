@@ -182,6 +182,15 @@ func (b *Builder) ClaimFirstAvailable(subs [][]RequestOption, exact ...[]Request
 	return c
 }
 
+// TemplateFirstAvailable builds a ResourceClaimTemplate whose claims are
+// ClaimFirstAvailable's.
+func (b *Builder) TemplateFirstAvailable(subs [][]RequestOption, exact ...[]RequestOption) *resourceapi.ResourceClaimTemplate {
+	return &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: b.name("template"), Namespace: b.Namespace},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: b.ClaimFirstAvailable(subs, exact...).Spec},
+	}
+}
+
 // ClaimWithConfig builds a claim carrying opaque configuration for the driver.
 func (b *Builder) ClaimWithConfig(rawConfig string, opts ...RequestOption) *resourceapi.ResourceClaim {
 	c := b.Claim(opts...)

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"strings"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -81,6 +82,18 @@ func TestClaimFirstAvailable(t *testing.T) {
 	}
 	if reqs[1].Name != "req-1" || reqs[1].Exactly == nil || reqs[1].Exactly.AdminAccess == nil || !*reqs[1].Exactly.AdminAccess {
 		t.Errorf("req-1 %+v", reqs[1])
+	}
+}
+
+func TestTemplateFirstAvailableMakesTheClaimsSpec(t *testing.T) {
+	b := &Builder{Namespace: "ns", Class: "class", DriverName: "drv"}
+	tmpl := b.TemplateFirstAvailable([][]RequestOption{{DeviceIndex(9)}, {}})
+	reqs := tmpl.Spec.Spec.Devices.Requests
+	if tmpl.Namespace != "ns" || !strings.HasPrefix(tmpl.Name, "template-") {
+		t.Errorf("template %s/%s", tmpl.Namespace, tmpl.Name)
+	}
+	if len(reqs) != 1 || reqs[0].Exactly != nil || len(reqs[0].FirstAvailable) != 2 || reqs[0].FirstAvailable[1].Name != "sub-1" {
+		t.Fatalf("requests %+v", reqs)
 	}
 }
 

@@ -1,0 +1,134 @@
+package adminaccess
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/test/e2e/framework"
+	"k8s.io/utils/ptr"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+)
+
+// Authorization happens at create only: kube-apiserver checks the namespace
+// label when a claim or template is made, and never again for its spec
+// ("AuthorizedForAdmin isn't needed here because the spec is immutable",
+// pkg/registry/resource/resourceclaim/strategy.go). That is safe only while
+// the spec cannot change: an update that set adminAccess would hand admin
+// access to anyone who may update a claim, in any namespace. Every release
+// here refuses any change of a claim's or template's spec
+// (ValidateResourceClaimUpdate, ValidateResourceClaimTemplateUpdate:
+// ValidateImmutableField at "spec"), and a status update writes the stored
+// spec back over whatever it carries (the status strategy's
+// PrepareForUpdate). No device is touched: the group runs beside others.
+var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz"), func() {
+	f := newAnyDriverFramework("immutable")
+
+	ginkgo.It("refuses an update that sets, flips or drops adminAccess in a claim or template, labelled namespace or not", func(ctx context.Context) {
+		kep("adminAccess cannot be set, flipped or dropped after creation: claim and template specs are immutable")
+		b := newBuilder(f)
+		unlabelled := b.Namespace
+
+		ginkgo.By("in a namespace without the label: an ordinary claim and template cannot be updated to ask for admin access")
+		claim, err := b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err)
+		expectClaimSpecKept(ctx, b, claim, ptr.To(true))
+		tmpl, err := b.CreateTemplate(ctx, b.Template())
+		framework.ExpectNoError(err)
+		expectTemplateSpecKept(ctx, b, tmpl, ptr.To(true))
+
+		ginkgo.By("nor through the status subresource: kube-apiserver keeps the stored spec")
+		viaStatus := claim.DeepCopy()
+		viaStatus.Spec.Devices.Requests[0].Exactly.AdminAccess = ptr.To(true)
+		updated, err := env.DRA.ResourceClaims(unlabelled).UpdateStatus(ctx, viaStatus, metav1.UpdateOptions{})
+		framework.ExpectNoError(err, "a status update of claim %s that carries a changed spec", claim.Name)
+		stored, err := b.GetClaim(ctx, claim.Name)
+		framework.ExpectNoError(err)
+		for what, c := range map[string]*resourceapi.ResourceClaim{"the status update's answer": updated, "the claim as stored after it": stored} {
+			gomega.Expect(observe.RequestsAdminAccessFields(c.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "claim %s's requests[].adminAccess, %s", claim.Name, what)
+		}
+
+		ginkgo.By("in a namespace with the label: an admin-access claim and template cannot be flipped to false or lose the field")
+		labelForAdmin(ctx, unlabelled)
+		adminClaim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccess(adminClaim)).To(gomega.BeTrue(), "claim %s as stored", adminClaim.Name)
+		adminTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		for _, v := range []*bool{ptr.To(false), nil} {
+			expectClaimSpecKept(ctx, b, adminClaim, v)
+			expectTemplateSpecKept(ctx, b, adminTmpl, v)
+		}
+		ginkgo.By("and the label does not make an ordinary claim's field settable either")
+		expectClaimSpecKept(ctx, b, claim, ptr.To(true))
+	})
+})
+
+// expectClaimSpecKept updates claim's first request to adminAccess v and
+// expects kube-apiserver to refuse it as an immutable spec, and the claim
+// to be stored as before.
+func expectClaimSpecKept(ctx context.Context, b *builder.Builder, claim *resourceapi.ResourceClaim, v *bool) {
+	ginkgo.GinkgoHelper()
+	current, err := b.GetClaim(ctx, claim.Name)
+	framework.ExpectNoError(err)
+	before := observe.RequestsAdminAccessFields(current.Spec.Devices)
+	changed := current.DeepCopy()
+	changed.Spec.Devices.Requests[0].Exactly.AdminAccess = v
+	_, err = env.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
+	what := fmt.Sprintf("an update of claim %s's requests[0].adminAccess from %s to %s", claim.Name, before[0], observe.AdminAccessField(v))
+	gomega.Expect(err).To(matchImmutableSpec("ResourceClaim", claim.Name), what)
+	stored, err := b.GetClaim(ctx, claim.Name)
+	framework.ExpectNoError(err)
+	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Devices)).To(gomega.Equal(before), "claim %s as stored after %s", claim.Name, what)
+}
+
+// expectTemplateSpecKept is expectClaimSpecKept for a template.
+func expectTemplateSpecKept(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, v *bool) {
+	ginkgo.GinkgoHelper()
+	templates := env.DRA.ResourceClaimTemplates(tmpl.Namespace)
+	current, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	before := observe.RequestsAdminAccessFields(current.Spec.Spec.Devices)
+	changed := current.DeepCopy()
+	changed.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess = v
+	_, err = templates.Update(ctx, changed, metav1.UpdateOptions{})
+	what := fmt.Sprintf("an update of template %s's requests[0].adminAccess from %s to %s", tmpl.Name, before[0], observe.AdminAccessField(v))
+	gomega.Expect(err).To(matchImmutableSpec("ResourceClaimTemplate", tmpl.Name), what)
+	stored, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
+	framework.ExpectNoError(err)
+	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Spec.Devices)).To(gomega.Equal(before), "template %s as stored after %s", tmpl.Name, what)
+}
+
+// matchImmutableSpec matches kube-apiserver's refusal of a changed spec on
+// every release here: 422 Invalid, one cause at field "spec" of type
+// FieldValueInvalid ending in "field is immutable", and the message
+// `<Kind>.resource.k8s.io "<name>" is invalid: spec: Invalid value: ...:
+// field is immutable` (the value is the whole spec, printed as the
+// release's internal type prints, so it is not pinned).
+func matchImmutableSpec(kind, name string) gomega.OmegaMatcher {
+	prefix := fmt.Sprintf("%s.resource.k8s.io %q is invalid: spec: Invalid value: ", kind, name)
+	return gomega.And(
+		gomega.HaveOccurred(),
+		gomega.Satisfy(apierrors.IsInvalid),
+		gomega.WithTransform(func(err error) string { return err.Error() }, gomega.And(gomega.HavePrefix(prefix), gomega.HaveSuffix(": field is immutable"))),
+		gomega.WithTransform(func(err error) []metav1.StatusCause {
+			var status apierrors.APIStatus
+			if s, ok := err.(apierrors.APIStatus); ok {
+				status = s
+			}
+			if status == nil || status.Status().Details == nil {
+				return nil
+			}
+			return status.Status().Details.Causes
+		}, gomega.ConsistOf(gomega.And(
+			gomega.HaveField("Type", metav1.CauseTypeFieldValueInvalid),
+			gomega.HaveField("Field", "spec"),
+			gomega.HaveField("Message", gomega.HaveSuffix(": field is immutable"))))),
+	)
+}
