@@ -439,3 +439,25 @@ func TestEveryDefectNamesItsCause(t *testing.T) {
 		t.Errorf("--vmodule=%s: the allocator says why it passed over a device only at level 7", AllocatorVModule)
 	}
 }
+
+func TestImmutableSpecValueFollowsEachReleasesPrint(t *testing.T) {
+	for _, c := range []struct {
+		minor, kind, v, want string
+		exact              bool
+	}{
+		{"1.33", "ResourceClaim", "true", "resource.ResourceClaimSpec{", false},
+		{"1.33", "ResourceClaimTemplate", "false", "resource.ResourceClaimTemplateSpec{", false},
+		{"1.34", "ResourceClaim", "true", `"AdminAccess":true`, false},
+		{"1.36", "ResourceClaimTemplate", "null", `"AdminAccess":null`, false},
+		{"1.37", "ResourceClaim", "false", "null", true},
+		{"1.37", "ResourceClaimTemplate", "false", `"AdminAccess":false`, false},
+	} {
+		r, err := Get(c.minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, exact := r.ImmutableSpecValue(c.kind, c.v); got != c.want || exact != c.exact {
+			t.Errorf("%s %s %s: %q exact=%t, want %q exact=%t", c.minor, c.kind, c.v, got, exact, c.want, c.exact)
+		}
+	}
+}

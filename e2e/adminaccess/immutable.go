@@ -3,6 +3,8 @@ package adminaccess
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -70,6 +72,14 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 	})
 })
 
+// jsonValue is v as JSON prints it.
+func jsonValue(v *bool) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatBool(*v)
+}
+
 // expectClaimSpecKept updates claim's first request to adminAccess v and
 // expects kube-apiserver to refuse it as an immutable spec, and the claim
 // to be stored as before.
@@ -82,7 +92,7 @@ func expectClaimSpecKept(ctx context.Context, b *builder.Builder, claim *resourc
 	changed.Spec.Devices.Requests[0].Exactly.AdminAccess = v
 	_, err = env.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
 	what := fmt.Sprintf("an update of claim %s's requests[0].adminAccess from %s to %s", claim.Name, before[0], observe.AdminAccessField(v))
-	gomega.Expect(err).To(matchImmutableSpec("ResourceClaim", claim.Name), what)
+	gomega.Expect(err).To(matchImmutableSpec("ResourceClaim", claim.Name, v), what)
 	stored, err := b.GetClaim(ctx, claim.Name)
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Devices)).To(gomega.Equal(before), "claim %s as stored after %s", claim.Name, what)
@@ -99,24 +109,34 @@ func expectTemplateSpecKept(ctx context.Context, b *builder.Builder, tmpl *resou
 	changed.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess = v
 	_, err = templates.Update(ctx, changed, metav1.UpdateOptions{})
 	what := fmt.Sprintf("an update of template %s's requests[0].adminAccess from %s to %s", tmpl.Name, before[0], observe.AdminAccessField(v))
-	gomega.Expect(err).To(matchImmutableSpec("ResourceClaimTemplate", tmpl.Name), what)
+	gomega.Expect(err).To(matchImmutableSpec("ResourceClaimTemplate", tmpl.Name, v), what)
 	stored, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Spec.Devices)).To(gomega.Equal(before), "template %s as stored after %s", tmpl.Name, what)
 }
 
-// matchImmutableSpec matches kube-apiserver's refusal of a changed spec on
-// every release here: 422 Invalid, one cause at field "spec" of type
-// FieldValueInvalid ending in "field is immutable", and the message
-// `<Kind>.resource.k8s.io "<name>" is invalid: spec: Invalid value: ...:
-// field is immutable` (the value is the whole spec, printed as the
-// release's internal type prints, so it is not pinned).
-func matchImmutableSpec(kind, name string) gomega.OmegaMatcher {
+// matchImmutableSpec matches kube-apiserver's refusal of a changed spec,
+// whose first request now says adminAccess v: 422 Invalid, one cause at
+// field "spec" of type FieldValueInvalid ending in "field is immutable",
+// and the message `<Kind>.resource.k8s.io "<name>" is invalid: spec:
+// Invalid value: <value>: field is immutable`, the value as the release
+// prints it (release.Release.ImmutableSpecValue: the new adminAccess where
+// it prints JSON).
+func matchImmutableSpec(kind, name string, v *bool) gomega.OmegaMatcher {
 	prefix := fmt.Sprintf("%s.resource.k8s.io %q is invalid: spec: Invalid value: ", kind, name)
+	const suffix = ": field is immutable"
+	value, exact := env.Rel.ImmutableSpecValue(kind, jsonValue(v))
+	printed := gomega.ContainSubstring(value)
+	if exact {
+		printed = gomega.Equal(value)
+	}
 	return gomega.And(
 		gomega.HaveOccurred(),
 		gomega.Satisfy(apierrors.IsInvalid),
-		gomega.WithTransform(func(err error) string { return err.Error() }, gomega.And(gomega.HavePrefix(prefix), gomega.HaveSuffix(": field is immutable"))),
+		gomega.WithTransform(func(err error) string { return err.Error() }, gomega.And(gomega.HavePrefix(prefix), gomega.HaveSuffix(suffix))),
+		gomega.WithTransform(func(err error) string {
+			return strings.TrimSuffix(strings.TrimPrefix(err.Error(), prefix), suffix)
+		}, printed),
 		gomega.WithTransform(func(err error) []metav1.StatusCause {
 			var status apierrors.APIStatus
 			if s, ok := err.(apierrors.APIStatus); ok {

@@ -74,38 +74,54 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	}
 	deletePod(ctx, pod)
 
-	for _, shape := range []struct {
-		what     string
-		index    int
-		requests [][]builder.RequestOption
-		cause    string // what the allocator logs for the later request
-	}{
-		{"an admin-access request is refused the device an ordinary request of the same claim takes", 2,
-			[][]builder.RequestOption{{builder.DeviceIndex(2)}, {builder.AdminAccess(), builder.DeviceIndex(2)}}, release.CauseInUseInClaim},
-		{"an ordinary request is refused the device an admin-access request of the same claim takes", 1,
-			[][]builder.RequestOption{{builder.AdminAccess(), builder.DeviceIndex(1)}, {builder.DeviceIndex(1)}}, release.CauseInUse},
-	} {
-		ginkgo.By(shape.what)
-		device := poolDevice(node, contract.DeviceName(shape.index))
-		claim, pod := start(shape.requests...)
-		got, refused := allocatedOrRefused(ctx, b, pod, claim.Name)
+	// The two refusals are started together, on devices of their own, so
+	// that one window watches both claims stay unallocated.
+	type shape struct {
+		what  string
+		index int
+		cause string // what the allocator logs for the later request
+		claim *resourceapi.ResourceClaim
+		pod   *corev1.Pod
+	}
+	shapes := []*shape{
+		{what: "an admin-access request is refused the device an ordinary request of the same claim takes", index: 2, cause: release.CauseInUseInClaim},
+		{what: "an ordinary request is refused the device an admin-access request of the same claim takes", index: 1, cause: release.CauseInUse},
+	}
+	for i, sh := range shapes {
+		ordinary, admin := builder.Request(builder.DeviceIndex(sh.index)), builder.Request(builder.AdminAccess(), builder.DeviceIndex(sh.index))
+		if i == 0 {
+			sh.claim, sh.pod = start(ordinary, admin)
+		} else {
+			sh.claim, sh.pod = start(admin, ordinary)
+		}
+	}
+	var refusedClaims []string
+	for _, sh := range shapes {
+		ginkgo.By(sh.what)
+		device := poolDevice(node, contract.DeviceName(sh.index))
+		got, refused := allocatedOrRefused(ctx, b, sh.pod, sh.claim.Name)
 		switch {
 		case declared && got != nil:
 			gomega.Expect(given(got)).To(gomega.Equal([]string{builder.RequestNameAt(0) + "=" + device, builder.RequestNameAt(1) + "=" + device}),
-				"%s is declared for Kubernetes %s: claim %s should get device %s for both requests", defect.Issue, env.Rel.Minor, claim.Name, device)
-			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(given(got), ", ")))
+				"%s is declared for Kubernetes %s: claim %s should get device %s for both requests", defect.Issue, env.Rel.Minor, sh.claim.Name, device)
+			twice = append(twice, fmt.Sprintf("claim %s: %s", sh.claim.Name, strings.Join(given(got), ", ")))
 		case declared:
-			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refused)
+			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), sh.pod.Name, refused)
 		case got != nil:
 			framework.Failf("claim %s was allocated device %s for both of its requests (%s allocator): %v; %s",
-				claim.Name, device, allocator, given(got), shape.what)
+				sh.claim.Name, device, allocator, given(got), sh.what)
 		default:
 			if schedulerLogReachable() {
-				expectAllocatorLogged(ctx, pod, device, shape.cause, shape.what)
+				expectAllocatorLogged(ctx, sh.pod, device, sh.cause, sh.what)
 			}
-			expectStaysUnallocated(ctx, b, shape.what, claim.Name)
+			refusedClaims = append(refusedClaims, sh.claim.Name)
 		}
-		deletePod(ctx, pod)
+	}
+	if len(refusedClaims) > 0 {
+		expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refusedClaims...)
+	}
+	for _, sh := range shapes {
+		deletePod(ctx, sh.pod)
 	}
 	if declared {
 		stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
