@@ -3,7 +3,6 @@ package adminaccess
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -11,9 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -84,94 +81,7 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 			p.run(ctx, f)
 		})
 	}
-
-	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
-		kep("requests asking for adminAccess contribute to the quota")
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		const quotaName = "one-device"
-		// pkg/quota/v1/evaluator/core/resource_claims.go: <class>.deviceclass.resource.k8s.io/devices, on every release here.
-		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
-		_, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Create(ctx, &corev1.ResourceQuota{
-			ObjectMeta: metav1.ObjectMeta{Name: quotaName},
-			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{key: resource.MustParse("1")}},
-		}, metav1.CreateOptions{})
-		framework.ExpectNoError(err)
-		used := func(ctx context.Context) (corev1.ResourceList, error) {
-			q, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Get(ctx, quotaName, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return q.Status.Used, nil
-		}
-		gomega.Eventually(ctx, used).WithTimeout(allocateTimeout).Should(gomega.HaveKeyWithValue(key, resource.MustParse("0")), "the quota controller computes the quota")
-		exceeded := fmt.Sprintf("exceeded quota: %s, requested: %s=1, used: %s=1, limited: %s=1", quotaName, key, key, key)
-		refused := func(err error, what string) {
-			ginkgo.GinkgoHelper()
-			gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "%s must exceed the quota, got %v", what, err)
-			gomega.Expect(err.Error()).To(gomega.ContainSubstring(exceeded), what)
-		}
-
-		ginkgo.By("an admin-access claim takes the one device the quota allows")
-		first, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		framework.ExpectNoError(err)
-		// An apiserver with the gate off would drop the field and count an
-		// ordinary claim: the stored claim must still ask for admin access.
-		gomega.Expect(observe.RequestsAdminAccess(first)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field: is its gate off?)", first.Name)
-		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		refused(err, "a second admin-access claim")
-		_, err = b.CreateClaim(ctx, b.Claim())
-		refused(err, "an ordinary claim after an admin-access one")
-
-		// So far the count is admission's; the quota controller's own
-		// count must agree while the admin-access claim exists.
-		ginkgo.By("kube-controller-manager recounts the quota: the admin-access claim is counted there too")
-		framework.ExpectNoError(recountQuota(ctx, f.Namespace.Name, quotaName, 0))
-		gomega.Eventually(ctx, func(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
-			q, err := env.Client.CoreV1().ResourceQuotas(f.Namespace.Name).Get(ctx, quotaName, metav1.GetOptions{})
-			if err != nil {
-				return corev1.ResourceQuotaStatus{}, err
-			}
-			return q.Status, nil
-		}).WithTimeout(allocateTimeout).Should(gomega.And(
-			gomega.HaveField("Hard", gomega.HaveKeyWithValue(corev1.ResourceName("count/configmaps"), resource.MustParse("100"))),
-			gomega.HaveField("Used", gomega.HaveKeyWithValue(key, resource.MustParse("1")))),
-			"quota %s's status after kube-controller-manager recounted it (status.hard shows the new limit): %s used=1 for claim %s", quotaName, key, first.Name)
-
-		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
-		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
-		released := gomega.HaveKeyWithValue(key, resource.MustParse("0"))
-		poll, recounts := used, 0
-		if env.Rel.ClaimQuotaMayMissDeletes() {
-			// This release's quota controller may miss the deletion until its
-			// five-minute resync: have it recount instead, as it does whenever
-			// a quota's hard limits change, while the claim is still counted.
-			poll = func(ctx context.Context) (corev1.ResourceList, error) {
-				u, err := used(ctx)
-				if ok, _ := released.Match(u); err != nil || ok {
-					return u, err
-				}
-				recounts++
-				return u, recountQuota(ctx, f.Namespace.Name, quotaName, recounts)
-			}
-		}
-		gomega.Eventually(ctx, poll).WithTimeout(allocateTimeout).WithPolling(time.Second).Should(released, "the deleted claim is released")
-		framework.Logf("quota %s: the deleted claim released after %d recount(s)", quotaName, recounts)
-		_, err = b.CreateClaim(ctx, b.Claim())
-		framework.ExpectNoError(err, "an ordinary claim within the quota")
-		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		refused(err, "an admin-access claim after an ordinary one")
-	})
 })
-
-// recountQuota changes a limit of the quota that no claim touches
-// (count/configmaps, to 100+n for recount n; each n once per quota): kube-controller-manager
-// recounts every resource of a quota whose hard limits changed.
-func recountQuota(ctx context.Context, namespace, name string, n int) error {
-	patch := fmt.Sprintf(`{"spec":{"hard":{"count/configmaps":"%d"}}}`, 100+n)
-	_, err := env.Client.CoreV1().ResourceQuotas(namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	return err
-}
 
 // expectStaysUnallocated watches claims stay without allocation, all in one
 // window (a claim allocated meanwhile fails the spec with why and its name).

@@ -144,22 +144,27 @@ func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defec
 }
 
 // expectAllocatorLogged waits, bounded, for kube-scheduler's allocator to
-// log cause for pod and device (pool/device), and returns that line; where
-// it never does, the spec fails with why and what the allocator did say.
+// log cause for pod and device (pool/device; "" for any device), and
+// returns that line; where it never does, the spec fails with why and what
+// the allocator did say.
 func expectAllocatorLogged(ctx context.Context, pod *corev1.Pod, device, cause, why string) string {
 	ginkgo.GinkgoHelper()
 	var found string
 	gomega.Eventually(ctx, func(ctx context.Context) bool {
 		for _, l := range allocatorLinesFor(ctx, pod) {
-			if l.Message == cause && strings.HasSuffix(l.Device, "/"+device) {
+			if l.Message == cause && (device == "" && l.Device != "" || device != "" && strings.HasSuffix(l.Device, "/"+device)) {
 				found = l.Text
 				return true
 			}
 		}
 		return false
 	}).WithTimeout(logTimeout).Should(gomega.BeTrue(), func() string {
-		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for device %s (%s); %s",
-			pod.Namespace, pod.Name, cause, device, why, allocatorSaid(ctx, pod))
+		which := "device " + device
+		if device == "" {
+			which = "any device"
+		}
+		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for %s (%s); %s",
+			pod.Namespace, pod.Name, cause, which, why, allocatorSaid(ctx, pod))
 	})
 	return found
 }

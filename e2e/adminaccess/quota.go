@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -19,25 +20,75 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
 
-// Quota for the request shapes monitoring uses: a DaemonSet's claim asks
-// for allocationMode All, a tool for several devices at once. The quota
+// "Requests asking for adminAccess contribute to the quota": the quota
 // evaluator (pkg/quota/v1/evaluator/core/resource_claims.go, the same on
-// every release here) never reads adminAccess: it charges a request's
-// count, and for All the most results an allocation can hold,
-// AllocationResultsMaxSize (32), whatever the node has. Admission charges
-// at create against status.hard; the quota controller recounts with the
-// same evaluator. No claim here gets a pod, so no device is touched and the
-// group runs beside others.
-var _ = framework.Describe("Admin access quota for every request shape", ginkgo.Label("allocation"), func() {
-	f := newFramework("quota")
+// every release here) never reads adminAccess. It charges a request's
+// count against <class>.deviceclass.resource.k8s.io/devices, and for
+// allocationMode All the most results an allocation can hold,
+// AllocationResultsMaxSize (32), whatever the node has: the shapes
+// monitoring uses (a DaemonSet's claim for All, a tool for several devices)
+// are charged like any other. Admission charges at create against
+// status.hard; the quota controller recounts with the same evaluator. No
+// claim here gets a pod, so no device is touched: the group runs beside
+// others, and with any driver.
+var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), func() {
+	f := newAnyDriverFramework("quota")
+
+	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
+		kep("requests asking for adminAccess contribute to the quota")
+		b := newBuilder(f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
+		q := quotaOf(f.Namespace.Name, "one-device", key)
+		q.limit(ctx, 1)
+
+		ginkgo.By("an admin-access claim takes the one device the quota allows")
+		first, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		// An apiserver with the gate off would drop the field and count an
+		// ordinary claim: the stored claim must still ask for admin access.
+		gomega.Expect(observe.RequestsAdminAccess(first)).To(gomega.BeTrue(), "claim %s was stored without adminAccess (kube-apiserver dropped the field: is its gate off?)", first.Name)
+		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		q.expectExceeded(err, "a second admin-access claim", 1, 1, 1)
+		_, err = b.CreateClaim(ctx, b.Claim())
+		q.expectExceeded(err, "an ordinary claim after an admin-access one", 1, 1, 1)
+
+		// So far the count is admission's; the quota controller's own
+		// count must agree while the admin-access claim exists.
+		ginkgo.By("kube-controller-manager recounts the quota: the admin-access claim is counted there too")
+		q.expectRecounted(ctx, 1, "claim "+first.Name)
+
+		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
+		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
+		released := gomega.HaveField("Used", gomega.HaveKeyWithValue(key, quantityOf(0)))
+		poll, recounts := q.status, 0
+		if env.Rel.ClaimQuotaMayMissDeletes() {
+			// This release's quota controller may miss the deletion until its
+			// five-minute resync: have it recount instead, as it does whenever
+			// a quota's hard limits change, while the claim is still counted.
+			poll = func(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
+				st, err := q.status(ctx)
+				if ok, _ := released.Match(st); err != nil || ok {
+					return st, err
+				}
+				recounts++
+				return st, q.recount(ctx, recounts)
+			}
+		}
+		gomega.Eventually(ctx, poll).WithTimeout(allocateTimeout).WithPolling(time.Second).Should(released, "the deleted claim is released")
+		framework.Logf("quota %s: the deleted claim released after %d recount(s)", q.name, recounts)
+		_, err = b.CreateClaim(ctx, b.Claim())
+		framework.ExpectNoError(err, "an ordinary claim within the quota")
+		_, err = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		q.expectExceeded(err, "an admin-access claim after an ordinary one", 1, 1, 1)
+	})
 
 	ginkgo.It("charges admin-access requests for count > 1 and allocationMode All like ordinary ones, at admission and in the controller's recount", func(ctx context.Context) {
 		kep("admin-access requests for several devices or for all of them contribute to the quota as ordinary ones do")
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
-		const quotaName = "devices"
 		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
-		q := quotaOf(f.Namespace.Name, quotaName, key)
+		q := quotaOf(f.Namespace.Name, "devices", key)
 		all := int64(resourceapi.AllocationResultsMaxSize)
 
 		q.limit(ctx, 2)
@@ -72,16 +123,11 @@ var _ = framework.Describe("Admin access quota for every request shape", ginkgo.
 		// So far every number is admission's; the controller's own count
 		// of the claims that exist must agree.
 		ginkgo.By("kube-controller-manager recounts the quota: both admin-access claims are charged there the same")
-		framework.ExpectNoError(recountQuota(ctx, f.Namespace.Name, quotaName, 0))
-		gomega.Eventually(ctx, q.status).WithTimeout(allocateTimeout).Should(gomega.And(
-			gomega.HaveField("Hard", gomega.HaveKeyWithValue(corev1.ResourceName("count/configmaps"), resource.MustParse("100"))),
-			gomega.HaveField("Used", gomega.HaveKeyWithValue(key, quantityOf(3+all)))),
-			"quota %s's status after kube-controller-manager recounted it (status.hard shows the new limit): %s used=%d for claims %s (count 3) and %s (All)", quotaName, key, 3+all, three.Name, everything.Name)
+		q.expectRecounted(ctx, 3+all, fmt.Sprintf("claims %s (count 3) and %s (All)", three.Name, everything.Name))
 	})
 })
 
-// quantityOf is n as kube-apiserver hands a quota's quantity back (parsed, as
-// the quota spec of the allocation group compares them).
+// quantityOf is n as kube-apiserver hands a quota's quantity back (parsed).
 func quantityOf(n int64) resource.Quantity { return resource.MustParse(strconv.FormatInt(n, 10)) }
 
 // adminIf adds admin access to opts when admin is true.
@@ -132,6 +178,27 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 		gomega.HaveField("Hard", gomega.HaveKeyWithValue(q.key, quantityOf(n))),
 		gomega.HaveField("Used", gomega.HaveKey(q.key))),
 		"kube-controller-manager puts quota %s's limit %s=%d into its status", q.name, q.key, n)
+}
+
+// recount changes a limit of the quota that no claim touches
+// (count/configmaps, to 100+n for recount n; each n once per quota):
+// kube-controller-manager recounts every resource of a quota whose hard
+// limits changed.
+func (q deviceQuota) recount(ctx context.Context, n int) error {
+	patch := fmt.Sprintf(`{"spec":{"hard":{"count/configmaps":"%d"}}}`, 100+n)
+	_, err := env.Client.CoreV1().ResourceQuotas(q.namespace).Patch(ctx, q.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// expectRecounted has kube-controller-manager recount the quota (recount
+// 0) and waits for its count: n devices used, for what.
+func (q deviceQuota) expectRecounted(ctx context.Context, n int64, what string) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(q.recount(ctx, 0))
+	gomega.Eventually(ctx, q.status).WithTimeout(allocateTimeout).Should(gomega.And(
+		gomega.HaveField("Hard", gomega.HaveKeyWithValue(corev1.ResourceName("count/configmaps"), quantityOf(100))),
+		gomega.HaveField("Used", gomega.HaveKeyWithValue(q.key, quantityOf(n)))),
+		"quota %s's status after kube-controller-manager recounted it (status.hard shows the new limit): %s used=%d for %s", q.name, q.key, n, what)
 }
 
 // expectUsed checks status.used as admission left it.
