@@ -9,11 +9,13 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // Admin access reaches devices that other claims hold, not one that a
@@ -84,6 +86,11 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	}
 	deletePod(ctx, pod)
 
+	// A request for every device needs every device free of other claims:
+	// kube-controller-manager releases the spec before's only after its
+	// pods are gone (seen on 1.33: all four still held 2 s into this one).
+	expectDevicesFree(ctx, b.DriverName, node)
+
 	// A refused claim holds nothing, so its pod waits while the next shape
 	// runs, and one window then watches all refused claims stay so; a claim
 	// given a device twice (the declared defect) goes before the next.
@@ -130,6 +137,49 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
 			"kube-scheduler's %s allocator gave %s: %s", allocator, release.CauseDeviceTwice, strings.Join(twice, "; "))))
 	}
+}
+
+// nodeDevices names the node's devices of the class, pool/device.
+func nodeDevices(node string) []string {
+	var out []string
+	if env.Vendor == nil {
+		for i := 0; i < env.Driver.Devices; i++ {
+			out = append(out, poolDevice(node, contract.DeviceName(i)))
+		}
+		return out
+	}
+	for _, d := range env.Vendor.Devices[node] {
+		out = append(out, d.Pool+"/"+d.Name)
+	}
+	return out
+}
+
+// expectDevicesFree waits, bounded, until no claim holds a device of node
+// other than with admin access.
+func expectDevicesFree(ctx context.Context, driver, node string) {
+	ginkgo.GinkgoHelper()
+	mine := map[string]bool{}
+	for _, d := range nodeDevices(node) {
+		mine[d] = true
+	}
+	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+		list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var held []string
+		for _, c := range list.Items {
+			if c.Status.Allocation == nil {
+				continue
+			}
+			for _, r := range c.Status.Allocation.Devices.Results {
+				if d := r.Pool + "/" + r.Device; r.Driver == driver && mine[d] && (r.AdminAccess == nil || !*r.AdminAccess) {
+					held = append(held, c.Namespace+"/"+c.Name+": "+d)
+				}
+			}
+		}
+		return held, nil
+	}).WithTimeout(allocateTimeout).Should(gomega.BeEmpty(), "devices of node %s held by claims of earlier specs, which this spec needs free", node)
 }
 
 // schedulerLogReachable says whether kube-scheduler's log is the suite's
