@@ -117,6 +117,7 @@ var defects = []Defect{{
 	Issue:      "kubernetes/kubernetes#131269",
 	Title:      "DRA: with admin access, within a claim, the same device should not be used twice",
 	Minors:     []string{"1.33"},
+	SeenAt:     []string{"1.33.13"},
 	Allocators: []string{oneAllocator133[0].Name},
 	Outcome: "a claim whose two requests ask for the same device, one or both with admin access, is allocated " + CauseDeviceTwice +
 		" (its status.allocation.devices.results name the device for both requests), and two admin-access requests that could have two devices share one",
