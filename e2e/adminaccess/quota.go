@@ -36,10 +36,7 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 
 	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
 		kep("requests asking for adminAccess contribute to the quota")
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
-		q := quotaOf(f.Namespace.Name, "one-device", key)
+		b, q := classQuota(ctx, f, "one-device")
 		q.limit(ctx, 1)
 
 		ginkgo.By("an admin-access claim takes the one device the quota allows")
@@ -60,7 +57,7 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 
 		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
 		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
-		released := gomega.HaveField("Used", gomega.HaveKeyWithValue(key, quantityOf(0)))
+		released := gomega.HaveField("Used", gomega.HaveKeyWithValue(q.key, quantityOf(0)))
 		poll, recounts := q.status, 0
 		if env.Rel.ClaimQuotaMayMissDeletes() {
 			// This release's quota controller may miss the deletion until its
@@ -85,10 +82,7 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 
 	ginkgo.It("charges admin-access requests for count > 1 and allocationMode All like ordinary ones, at admission and in the controller's recount", func(ctx context.Context) {
 		kep("admin-access requests for several devices or for all of them contribute to the quota as ordinary ones do")
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		key := corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)
-		q := quotaOf(f.Namespace.Name, "devices", key)
+		b, q := classQuota(ctx, f, "devices")
 		all := int64(resourceapi.AllocationResultsMaxSize)
 
 		q.limit(ctx, 2)
@@ -144,8 +138,15 @@ type deviceQuota struct {
 	key             corev1.ResourceName
 }
 
-func quotaOf(namespace, name string, key corev1.ResourceName) deviceQuota {
-	return deviceQuota{namespace: namespace, name: name, key: key}
+// classQuota is a builder for the spec's namespace, labelled for admin
+// access, and the quota called name on the class's devices there
+// (<class>.deviceclass.resource.k8s.io/devices on every release here); the
+// quota is made by its first limit.
+func classQuota(ctx context.Context, f *framework.Framework, name string) (*builder.Builder, deviceQuota) {
+	ginkgo.GinkgoHelper()
+	b := newBuilder(f)
+	labelForAdmin(ctx, f.Namespace.Name)
+	return b, deviceQuota{namespace: f.Namespace.Name, name: name, key: corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass)}
 }
 
 func (q deviceQuota) status(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
