@@ -443,7 +443,7 @@ func TestEveryDefectNamesItsCause(t *testing.T) {
 func TestImmutableSpecValueFollowsEachReleasesPrint(t *testing.T) {
 	for _, c := range []struct {
 		minor, kind, v, want string
-		exact              bool
+		exact                bool
 	}{
 		{"1.33", "ResourceClaim", "true", "resource.ResourceClaimSpec{", false},
 		{"1.33", "ResourceClaimTemplate", "false", "resource.ResourceClaimTemplateSpec{", false},
