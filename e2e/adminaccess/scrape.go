@@ -1,0 +1,181 @@
+package adminaccess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+)
+
+// What the metric specs read of kube-controller-manager and kube-scheduler,
+// and how they wait on it; the specs are in metrics.go.
+
+// scraper reads kube-controller-manager and kube-scheduler on the control-plane node.
+type scraper struct {
+	*metrics.Scraper
+	node string
+}
+
+// newScraper reaches the metric endpoints of the components a spec reads,
+// on the control-plane node. On a cluster the suite created they must answer:
+// an unreachable endpoint fails the spec with the cause; only an existing
+// cluster may skip (release.NeedMetricsEndpoints).
+func newScraper(ctx context.Context, f *framework.Framework, reads ...metrics.Component) *scraper {
+	ginkgo.GinkgoHelper()
+	var sc *scraper
+	require(ctx, release.NeedMetricsEndpoints, func(ctx context.Context) error {
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+		if err != nil {
+			return err
+		}
+		if len(nodes.Items) == 0 {
+			return errors.New("no node has the control-plane role, so the components' metric endpoints cannot be found")
+		}
+		s, err := metrics.NewScraper(ctx, env.Client, env.Config, f.Namespace.Name)
+		if err != nil {
+			return err
+		}
+		ginkgo.DeferCleanup(s.Cleanup, f.Namespace.Name)
+		sc = &scraper{Scraper: s, node: nodes.Items[0].Name}
+		for _, c := range reads {
+			// The token's binding to system:monitoring takes a moment to be in force.
+			var last error
+			if err := wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, last = sc.Scrape(ctx, c, sc.node)
+				return last == nil, nil
+			}); err != nil {
+				return fmt.Errorf("the metric endpoint of %s on %s does not answer: %v", c.Name, sc.node, last)
+			}
+		}
+		return nil
+	})
+	return sc
+}
+
+func (s *scraper) controllerManager(ctx context.Context) (metrics.Families, error) {
+	return s.Scrape(ctx, metrics.ControllerManager, s.node)
+}
+
+// creates is the creation counters by outcome, as the release names them.
+// AdminFailure is the part of Failure labelled admin_access="true" (1.34+).
+type creates struct{ AdminSuccess, OrdinarySuccess, Failure, AdminFailure float64 }
+
+func readCreates(f metrics.Families) creates {
+	m := env.Rel.Metrics
+	if !m.Labelled { // 1.33: attempts and failures, no admin_access label
+		return creates{OrdinarySuccess: f.Sum(m.CreatesTotal, nil) - f.Sum(m.CreateFailures, nil), Failure: f.Sum(m.CreateFailures, nil)}
+	}
+	return creates{
+		AdminSuccess:    f.Sum(m.CreatesTotal, map[string]string{"admin_access": "true", "status": "success"}),
+		OrdinarySuccess: f.Sum(m.CreatesTotal, map[string]string{"admin_access": "false", "status": "success"}),
+		Failure:         f.Sum(m.CreatesTotal, map[string]string{"status": "failure"}),
+		AdminFailure:    f.Sum(m.CreatesTotal, map[string]string{"admin_access": "true", "status": "failure"}),
+	}
+}
+
+func (c creates) minus(o creates) creates {
+	return creates{c.AdminSuccess - o.AdminSuccess, c.OrdinarySuccess - o.OrdinarySuccess, c.Failure - o.Failure, c.AdminFailure - o.AdminFailure}
+}
+
+// expectedCreates is what N admin and M ordinary creations add, per release.
+func expectedCreates(admin, ordinary int) creates {
+	if !env.Rel.Metrics.Labelled {
+		return creates{OrdinarySuccess: float64(admin + ordinary)}
+	}
+	return creates{AdminSuccess: float64(admin), OrdinarySuccess: float64(ordinary)}
+}
+
+// claimGauge is the resource_claims gauge as the release exposes it.
+func claimGauge(f metrics.Families) map[string]float64 {
+	m := env.Rel.Metrics
+	if !m.Labelled {
+		return map[string]float64{"all": f.Sum(m.ResourceClaims, nil), "allocated": f.Sum(m.AllocatedResourceClaims, nil)}
+	}
+	return f.Series(m.ResourceClaims)
+}
+
+// expectedClaimGauge computes that gauge from the claims that exist now.
+func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
+	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if !env.Rel.Metrics.Labelled {
+		out := map[string]float64{"all": float64(len(list.Items)), "allocated": 0}
+		for _, c := range list.Items {
+			if c.Status.Allocation != nil {
+				out["allocated"]++
+			}
+		}
+		return out, nil
+	}
+	var claims []metrics.Claim
+	for _, c := range list.Items {
+		claims = append(claims, metrics.Claim{
+			Allocated:        c.Status.Allocation != nil,
+			AdminAccess:      observe.RequestsAdminAccess(&c),
+			FromTemplate:     c.Annotations["resource.kubernetes.io/pod-claim-name"] != "",
+			ExtendedResource: c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true",
+		})
+	}
+	return metrics.ExpectedClaimGauge(claims, env.Rel.Metrics.SourceLabel), nil
+}
+
+// podsWithClaims waits until the controller created each pod's claim.
+func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	for _, pod := range pods {
+		gomega.Eventually(ctx, func(ctx context.Context) ([]corev1.PodResourceClaimStatus, error) {
+			p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return p.Status.ResourceClaimStatuses, nil
+		}).WithTimeout(allocateTimeout).Should(gomega.ContainElement(gomega.HaveField("ResourceClaimName", gomega.Not(gomega.BeNil()))),
+			"the controller creates the claim of pod %s", pod.Name)
+	}
+}
+
+// scrapePoll is how often a wait on a metric looks, in place of poll: each
+// look opens a port-forward to the component and parses all it exports.
+const scrapePoll = time.Second
+
+// eventuallyScraped and consistentlyScraped are Eventually and Consistently
+// for a value read from a component's metrics (see scrapePoll).
+func eventuallyScraped(ctx context.Context, read any) gomega.AsyncAssertion {
+	return gomega.Eventually(ctx, read).WithPolling(scrapePoll)
+}
+
+func consistentlyScraped(ctx context.Context, read any) gomega.AsyncAssertion {
+	return gomega.Consistently(ctx, read).WithPolling(scrapePoll)
+}
+
+// createsSince reads how the creation counters moved since before.
+func (s *scraper) createsSince(before metrics.Families) func(ctx context.Context) (creates, error) {
+	return func(ctx context.Context) (creates, error) {
+		after, err := s.controllerManager(ctx)
+		if err != nil {
+			return creates{}, err
+		}
+		return readCreates(after).minus(readCreates(before)), nil
+	}
+}
+
+// expectFamily fails unless the scrape has the family: a delta computed from
+// an absent (renamed, unregistered) family would read 0 and prove nothing.
+func expectFamily(f metrics.Families, name string) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(f.Has(name)).To(gomega.BeTrue(), "the scrape has no family %s", name)
+}
