@@ -23,9 +23,9 @@ const (
 	SpecPrintNull SpecPrint = "null"
 )
 
-// ImmutableSpecPrint is the release's SpecPrint for kind (ResourceClaim or
+// immutableSpecPrint is the release's SpecPrint for kind (ResourceClaim or
 // ResourceClaimTemplate).
-func (r Release) ImmutableSpecPrint(kind string) SpecPrint {
+func (r Release) immutableSpecPrint(kind string) SpecPrint {
 	switch {
 	case r.Minor == "1.33":
 		return SpecPrintGo
@@ -41,7 +41,7 @@ func (r Release) ImmutableSpecPrint(kind string) SpecPrint {
 // with the value printed as JSON, that field; in Go, the internal type's
 // name; as null, exactly null.
 func (r Release) ImmutableSpecValue(kind, v string) (text string, exact bool) {
-	switch r.ImmutableSpecPrint(kind) {
+	switch r.immutableSpecPrint(kind) {
 	case SpecPrintGo:
 		spec := "ResourceClaimSpec"
 		if kind == "ResourceClaimTemplate" {

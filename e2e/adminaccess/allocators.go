@@ -135,17 +135,13 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 // the allocator and the set. As in inProfile, the container's pods go
 // before the move back.
 func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator string) {
-	movable := func() bool {
-		_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
-		return !declared && env.Cluster != nil
-	}
 	ginkgo.BeforeAll(func(ctx context.Context) {
-		if movable() {
+		if nodesReachable() {
 			moveScheduler(ctx, set)
 		}
 	})
 	ginkgo.AfterAll(func(ctx context.Context) {
-		if movable() {
+		if nodesReachable() {
 			deletePodsOf(ctx, f.BaseName)
 			moveScheduler(ctx, env.Rel.DefaultFeatures())
 		}

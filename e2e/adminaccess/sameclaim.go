@@ -121,7 +121,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 			framework.Failf("claim %s was allocated devices %v for two of its requests (%s allocator): %v; %s",
 				claim.Name, doubled(got), allocator, given(got), sh.what)
 		default:
-			if schedulerLogReachable() {
+			if nodesReachable() {
 				expectAllocatorLogged(ctx, pod, "", sh.cause, sh.what)
 			}
 			refused, waiting = append(refused, claim.Name), append(waiting, pod)
@@ -180,11 +180,4 @@ func expectDevicesFree(ctx context.Context, driver, node string) {
 		}
 		return held, nil
 	}).WithTimeout(allocateTimeout).Should(gomega.BeEmpty(), "devices of node %s held by claims of earlier specs, which this spec needs free", node)
-}
-
-// schedulerLogReachable says whether kube-scheduler's log is the suite's
-// to read, at the allocator's level: on the clusters it makes.
-func schedulerLogReachable() bool {
-	_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
-	return !declared && env.Cluster != nil
 }

@@ -54,6 +54,14 @@ func requireNodeAccess(ctx context.Context) {
 	}
 }
 
+// nodesReachable says whether the suite may look inside the nodes without
+// a skip: on the clusters it makes, which run kube-scheduler at the
+// allocator's log level and let a component be restarted with other flags.
+func nodesReachable() bool {
+	_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
+	return !declared && env.Cluster != nil
+}
+
 // requireGateSwitching: the spec restarts components with the gate switched.
 func requireGateSwitching(ctx context.Context) {
 	ginkgo.GinkgoHelper()
