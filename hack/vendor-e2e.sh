@@ -78,10 +78,17 @@ while :; do
 done
 echo "vendor-e2e: $driver publishes devices on $(tr '\n' ' ' <<<"$want")"
 
-# Upstream's driver gives each container of a claim it prepared the variable
-# claim_<claim>_<request>=true (its CDI spec): seeing it in the admin
-# container is seeing the driver's device there.
-admin_check=${ADMIN_CHECK:-'env | grep -Eq "^claim_[A-Za-z0-9_]+=true$"'}
+# What upstream's driver puts in a container (app/kubeletplugin.go,
+# nodePrepareResource: one CDI device per request of a claim it prepared)
+# is only claim_<claim>_<request>=true, each character other than A-Z, a-z
+# and 0-9 as '_', and its opaque config's parameters (user_<key>,
+# admin_<key>); no variable names the device, and its devices (device-00 …)
+# have no attributes. So the check asks for the variable of the very claim
+# and request whose admin-access result the suite read from the claim's
+# status (DRA_DEVICE_CLAIM, DRA_DEVICE_REQUEST; a subrequest's request is
+# the part before '/'): the driver prepared that allocation for this
+# container, not merely some claim of the node.
+admin_check=${ADMIN_CHECK:-'v=$(printf "claim_%s_%s" "$DRA_DEVICE_CLAIM" "${DRA_DEVICE_REQUEST%%/*}" | tr -c "A-Za-z0-9" _); env | grep -qx "$v=true"'}
 rc=0
 make --no-print-directory e2e K8S_VERSION="$release" KUBECONFIG="$kubeconfig" CLUSTER_NAME="$name" \
 	DRIVER="$driver" DEVICE_CLASS="$class" WORKLOAD_IMAGE="$workload" ADMIN_CHECK="$admin_check" \

@@ -95,8 +95,13 @@ func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
 	saveDriverLogs(ctx, filepath.Join(dir, "testdriver.log"))
 }
 
-// saveDriverLogs writes every driver pod's log into one file.
+// saveDriverLogs writes every driver pod's log into one file; a driver of
+// the user's own has a file per pod beside it (saveVendorDriverLogs).
 func saveDriverLogs(ctx context.Context, path string) {
+	if env.Vendor != nil {
+		saveVendorDriverLogs(ctx, filepath.Dir(path))
+		return
+	}
 	pods, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -107,6 +112,34 @@ func saveDriverLogs(ctx context.Context, path string) {
 		fmt.Fprintf(&out, "===== %s on %s (err: %v)\n%s\n", p.Name, p.Spec.NodeName, err, raw)
 	}
 	os.WriteFile(path, []byte(out.String()), 0o644)
+}
+
+// saveVendorDriverLogs writes, for a driver of the user's own, each of its
+// pods' logs (every container, since set-up read the driver) into
+// driver-<pod>.log under dir; the pods are found as set-up found them, so
+// a pod that replaced one during the run is there too. Where none is
+// found, driver-pods.txt says so.
+func saveVendorDriverLogs(ctx context.Context, dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	pods, _, err := env.Vendor.Pods(ctx, env.Client)
+	if err != nil || len(pods) == 0 {
+		os.WriteFile(filepath.Join(dir, "driver-pods.txt"), []byte(fmt.Sprintf("driver pods not found (give DRIVER_NAMESPACE); error: %v\n", err)), 0o644)
+		return
+	}
+	var since *metav1.Time
+	if !env.Vendor.Started.IsZero() {
+		since = &metav1.Time{Time: env.Vendor.Started}
+	}
+	for _, p := range pods {
+		var out strings.Builder
+		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+			raw, err := env.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, SinceTime: since}).DoRaw(ctx)
+			fmt.Fprintf(&out, "===== %s/%s container %s on %s, since %s (err: %v)\n%s\n", p.Namespace, p.Name, c.Name, p.Spec.NodeName, env.Vendor.Started.UTC().Format(time.RFC3339), err, raw)
+		}
+		os.WriteFile(filepath.Join(dir, "driver-"+unsafeName.ReplaceAllString(p.Name, "_")+".log"), []byte(out.String()), 0o644)
+	}
 }
 
 // saveClusterRecord keeps, on every run, the small part of the cluster's

@@ -92,6 +92,7 @@ func registerFlags() {
 	flag.StringVar(&cfg.Driver, "driver", envOr("DRIVER", ""), "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver")
 	flag.StringVar(&cfg.DeviceClass, "device-class", envOr("DEVICE_CLASS", ""), "the DeviceClass that selects that driver's devices")
 	flag.StringVar(&cfg.AdminCheck, "admin-check", envOr("ADMIN_CHECK", ""), "a shell command that must succeed in a container given a device with admin access (with --driver)")
+	flag.StringVar(&cfg.DriverNamespace, "driver-namespace", envOr("DRIVER_NAMESPACE", ""), "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)")
 	flag.StringVar(&cfg.WorkloadImage, "workload-image", envOr("WORKLOAD_IMAGE", ""), "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)")
 	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
 }
@@ -184,7 +185,8 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if r.SuiteConfig.DryRun {
 		return
 	}
-	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != "", Features: cfg.Features}
+	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != "", Features: cfg.Features,
+		DeviceClass: cfg.DeviceClass}
 	if env != nil {
 		meta.Components = env.Components
 		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID

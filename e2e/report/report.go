@@ -78,6 +78,10 @@ type Meta struct {
 	// FEATURES): with Release, the sign-off column the run belongs to.
 	// Reports written before it existed were all of the defaults.
 	Features string `json:"features,omitempty"`
+	// DeviceClass is the DEVICE_CLASS whose devices a driver of the user's
+	// own lent the run: each class a vendor signs off is a column of its
+	// own, since its devices may keep the promises another class's break.
+	DeviceClass string `json:"deviceClass,omitempty"`
 	// What selected the specs: LABELS, FOCUS and SKIP as Ginkgo got them.
 	LabelFilter string   `json:"labelFilter,omitempty"`
 	Focus       []string `json:"focus,omitempty"`
@@ -94,8 +98,15 @@ func (m Meta) Set() string {
 }
 
 // Column is the sign-off column of the run: release and DRA feature set
-// ("1.36 stable"), as e2e/matrix keys its columns.
-func (m Meta) Column() string { return m.Release + " " + m.Set() }
+// ("1.36 stable"), as e2e/matrix keys its columns, and the device class
+// where a driver of the user's own served it ("1.35 defaults class
+// gpu.example.com").
+func (m Meta) Column() string {
+	if m.DeviceClass != "" {
+		return m.Release + " " + m.Set() + " class " + m.DeviceClass
+	}
+	return m.Release + " " + m.Set()
+}
 
 // SchemaVersion is report.json's format; it changes when a field changes meaning.
 const SchemaVersion = 2

@@ -106,7 +106,11 @@ func (p *Plan) kind(name string, rel release.Release, kubeconfig string) (*kindc
 // release cannot run, a driver of the user's own named by halves; and for
 // an existing cluster one that does not answer, serves no DRA or runs
 // another release, or a driver of the user's own that publishes nothing
-// its class selects. The client set those checks use is the process's.
+// its class selects, whose class selects devices sharing counters, or
+// whose DRIVER_NAMESPACE holds no pod. The client set those checks use is
+// the process's. Whether the class's devices are free is Setup's to check:
+// every process resolves, and one that starts late could see the claims of
+// specs another process already runs.
 func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 	rel, err := release.Resolve(cfg.Release, cfg.Features)
 	if err != nil {
@@ -117,6 +121,9 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	if err := CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass, cfg.AdminCheck, cfg.WorkloadImage); err != nil {
+		return nil, err
+	}
+	if err := CheckDriverNamespace(cfg.Driver, cfg.DriverNamespace); err != nil {
 		return nil, err
 	}
 	p := &Plan{Config: cfg, Rel: rel, Prof: prof}
@@ -137,6 +144,9 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 	if cfg.Driver != "" {
 		if p.vendorDevices, err = readVendorDriver(ctx, p.clients.dra, cfg.Driver, cfg.DeviceClass); err != nil {
+			return nil, err
+		}
+		if err := checkDriverNamespace(ctx, p.clients.typed, cfg.Driver, cfg.DriverNamespace); err != nil {
 			return nil, err
 		}
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// existing cluster (see VendorDriver); AdminCheck and WorkloadImage go
 	// with them.
 	Driver, DeviceClass, AdminCheck, WorkloadImage string
+	// DriverNamespace is where that driver's pods run (DRIVER_NAMESPACE),
+	// for the report's provenance and the artifacts' logs; empty finds
+	// them by their kubelet plugin folder (driverpods.go).
+	DriverNamespace string
 }
 
 // Shared is what process 1 hands to every parallel process.
@@ -182,7 +186,7 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	}
 
 	if cfg.Driver != "" {
-		return setupVendor(cfg, p.vendorDevices, sh, c, progress)
+		return setupVendor(ctx, cfg, p.vendorDevices, sh, env, c, progress)
 	}
 	return setupBundled(ctx, cfg, sh, env, c, progress)
 }

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,11 +32,13 @@ func class(exprs ...string) *resourceapi.DeviceClass {
 }
 
 // The class's selectors decide which of the driver's devices the specs
-// claim; another driver's slices and a slice of no node never count.
+// claim; another driver's slices and a slice of no node never count. A
+// node the driver publishes on keeps its place with no device selected.
 func TestSelectDevices(t *testing.T) {
 	slices := []resourceapi.ResourceSlice{
 		slice("gpu.example.com", "node-b", "pool-b", device("gpu-1", "a100"), device("gpu-0", "h100")),
 		slice("gpu.example.com", "node-a", "pool-a", device("gpu-0", "a100")),
+		slice("gpu.example.com", "node-c", "pool-c", device("gpu-0", "h100")),
 		slice("other.example.com", "node-a", "pool-o", device("x", "a100")),
 		slice("gpu.example.com", "", "network", device("net-0", "a100")),
 	}
@@ -43,21 +46,54 @@ func TestSelectDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if published != 3 {
-		t.Errorf("published %d, want 3 (node-local devices of the driver)", published)
+	if published != 4 {
+		t.Errorf("published %d, want 4 (node-local devices of the driver)", published)
 	}
-	want := map[string][]Device{"node-a": {{"pool-a", "gpu-0"}}, "node-b": {{"pool-b", "gpu-1"}}}
-	if len(got) != len(want) || got["node-a"][0] != want["node-a"][0] || len(got["node-b"]) != 1 || got["node-b"][0] != want["node-b"][0] {
+	a100 := map[string]string{"model": "a100"}
+	want := map[string][]Device{
+		"node-a": {{Driver: "gpu.example.com", Pool: "pool-a", Name: "gpu-0", Attributes: a100}},
+		"node-b": {{Driver: "gpu.example.com", Pool: "pool-b", Name: "gpu-1", Attributes: a100}},
+		"node-c": nil,
+	}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("selected %v, want %v", got, want)
 	}
-	v := VendorDriver{Devices: map[string][]Device{"node-a": {{"p", "1"}}, "node-b": {{"p", "1"}, {"p", "2"}}, "node-c": nil}}
+	v := VendorDriver{Devices: map[string][]Device{"node-a": {{Pool: "p", Name: "1"}}, "node-b": {{Pool: "p", Name: "1"}, {Pool: "p", Name: "2"}}, "node-c": nil}}
 	if n := v.Nodes(); len(n) != 2 || n[0] != "node-b" || n[1] != "node-a" {
 		t.Errorf("Nodes() = %v, want the node with most devices first", n)
+	}
+	if n := v.PublishedNodes(); !reflect.DeepEqual(n, []string{"node-a", "node-b", "node-c"}) {
+		t.Errorf("PublishedNodes() = %v", n)
 	}
 	if c := v.Counts(); c != "node-b: 2, node-a: 1" {
 		t.Errorf("Counts() = %q", c)
 	}
 	if _, _, err := selectDevices(context.Background(), class(`device.driver ==`), slices, "gpu.example.com"); err == nil || !strings.Contains(err.Error(), "selector 0 does not compile") {
 		t.Errorf("a broken selector: %v", err)
+	}
+}
+
+// ADMIN_CHECK is told each attribute as a string, whatever its kind; a
+// slice entry that consumes counters is marked.
+func TestSelectDevicesAttributesAndCounters(t *testing.T) {
+	d := resourceapi.Device{Name: "gpu-0-mig-1", Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+		"gpu.example.com/uuid": {StringValue: ptr.To("GPU-0")}, "memory": {IntValue: ptr.To(int64(40))},
+		"mig": {BoolValue: ptr.To(true)}, "driverVersion": {VersionValue: ptr.To("1.2.3")}},
+		ConsumesCounters: []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu-0"}}}
+	got, _, err := selectDevices(context.Background(), class(), []resourceapi.ResourceSlice{slice("gpu.example.com", "node-a", "pool-a", d)}, "gpu.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Device{Driver: "gpu.example.com", Pool: "pool-a", Name: "gpu-0-mig-1", SharesCounters: true,
+		Attributes: map[string]string{"gpu.example.com/uuid": "GPU-0", "memory": "40", "mig": "true", "driverVersion": "1.2.3"}}
+	if len(got["node-a"]) != 1 || !reflect.DeepEqual(got["node-a"][0], want) {
+		t.Errorf("selected %v, want %v", got["node-a"], want)
+	}
+	v := VendorDriver{Devices: got}
+	if d, ok := v.Device("gpu.example.com", "pool-a", "gpu-0-mig-1"); !ok || d.Attributes["memory"] != "40" {
+		t.Errorf("Device() = %v, %t", d, ok)
+	}
+	if _, ok := v.Device("other.example.com", "pool-a", "gpu-0-mig-1"); ok {
+		t.Error("Device() found another driver's device")
 	}
 }

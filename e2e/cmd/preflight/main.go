@@ -48,6 +48,7 @@ func main() {
 	fs.StringVar(&a.deviceClass, "device-class", "", "DEVICE_CLASS: the DeviceClass that selects its devices")
 	fs.StringVar(&a.adminCheck, "admin-check", "", "ADMIN_CHECK: a command run in containers given admin access")
 	fs.StringVar(&a.workloadImage, "workload-image", "", "WORKLOAD_IMAGE: the image of the specs' pods")
+	fs.StringVar(&a.driverNamespace, "driver-namespace", "", "DRIVER_NAMESPACE: where that driver's pods run (default: found by their kubelet plugin folder)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: preflight [flags]   (make e2e runs it with the make variables)")
 		fs.PrintDefaults()
@@ -65,6 +66,8 @@ func main() {
 type args struct {
 	releases, profile, features, labels, focus, skip, nodeImage, upgradeImage, clusterName, kubeconfig    string
 	keepCluster, upgrade, timeout, procs, testdriverImage, driver, deviceClass, adminCheck, workloadImage string
+	// driverNamespace is DRIVER_NAMESPACE, where a driver of the user's own runs.
+	driverNamespace string
 }
 
 // clusterNames are the clusters the run will create: CLUSTER_NAME, or with
@@ -103,9 +106,10 @@ func (a args) check(ctx context.Context) []string {
 		defer cancel()
 		if err := testenv.Preflight(ctx, a.kubeconfig, strings.Fields(a.releases)...); err != nil {
 			out = append(out, err.Error())
-		} else if testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage) != nil {
+		} else if testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage) != nil ||
+			testenv.CheckDriverNamespace(a.driver, a.driverNamespace) != nil {
 			// Already said by checkArgs; the cluster is not asked about names that are wrong anyway.
-		} else if err := testenv.PreflightVendor(ctx, a.kubeconfig, a.driver, a.deviceClass); err != nil {
+		} else if err := testenv.PreflightVendorDriver(ctx, a.kubeconfig, a.driver, a.deviceClass, a.driverNamespace); err != nil {
 			out = append(out, err.Error())
 		}
 	} else if dockerAnswers(ctx) {
@@ -123,6 +127,9 @@ func (a args) check(ctx context.Context) []string {
 func (a args) checkArgs() []string {
 	var out []string
 	if err := testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage); err != nil {
+		out = append(out, err.Error())
+	}
+	if err := testenv.CheckDriverNamespace(a.driver, a.driverNamespace); err != nil {
 		out = append(out, err.Error())
 	}
 	var rels []release.Release
