@@ -28,6 +28,11 @@ DEVICE_CLASS ?=
 ADMIN_CHECK  ?=
 WORKLOAD_IMAGE ?=
 REGISTRY     ?=
+# make incluster-e2e: a pushed suite image instead of one built and pushed
+# to REGISTRY; KEEP=1 keeps the Job's namespace after the run.
+SUITE_IMAGE  ?=
+KEEP         ?=
+DRIVER_NAMESPACE ?=
 REGISTRY_PORT ?= 5001
 LABELS       ?=
 FOCUS        ?=
@@ -65,7 +70,7 @@ EXISTING := --kubeconfig=$(abspath $(KUBECONFIG))
 endif
 
 
-.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
+.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -135,8 +140,24 @@ registry-e2e: docker-up e2e-cli
 suite-image:
 	@go run ./e2e/cmd/suite-image --out $(OUT)/suite-image
 
-# incluster-e2e: that image run as a Job in a kind cluster, its results read.
-incluster-e2e: docker-up e2e-cli
+# incluster-e2e: the suite run as a Job inside the cluster of KUBECONFIG,
+# reached only through its API and REGISTRY (which its nodes pull from):
+# build and push the images, start the Job with the variables given here,
+# wait, copy the results to $(ARTIFACTS)/incluster, clean up (KEEP=1 keeps
+# the Job's namespace). Only variables given on the command line or in the
+# environment go into the Job: make's defaults (K8S_VERSION=1.35) would
+# contradict the cluster's own release.
+INCLUSTER_VARS := $(foreach v,K8S_VERSION FEATURES PROFILE LABELS FOCUS SKIP TIMEOUT TESTDRIVER_IMAGE DRIVER DEVICE_CLASS DRIVER_NAMESPACE WORKLOAD_IMAGE CLUSTER_NAME,\
+  $(if $(filter command line environment environment override,$(origin $(v))),$(v)='$(value $(v))'))
+incluster-e2e:
+	@$(if $(EXISTING),,echo "incluster-e2e: give KUBECONFIG=path on the command line (the cluster to run in)" >&2; exit 2;) \
+	env $(INCLUSTER_VARS) go run ./e2e/cmd/incluster-e2e --kubeconfig '$(abspath $(KUBECONFIG))' \
+	  --registry '$(REGISTRY)' --suite-image '$(SUITE_IMAGE)' --artifacts $(ARTIFACTS)/incluster --out $(OUT) $(if $(filter 1,$(KEEP)),--keep)
+
+# incluster-e2e-kind: the proof of incluster-e2e on a kind cluster treated as
+# a managed one (hack/incluster-e2e.sh): a registry on this machine, and the
+# cluster reached only through its kubeconfig.
+incluster-e2e-kind: docker-up e2e-cli
 	@bash hack/incluster-e2e.sh
 
 # vendor-e2e: the specs that hold for any driver, run with DRIVER and
@@ -160,7 +181,7 @@ preflight:
 	@$(BIN)/preflight --releases '$(K8S_VERSIONS)' --profile '$(PROFILE)' --features '$(FEATURES)' --testdriver-image '$(TESTDRIVER_IMAGE)' --labels '$(LABELS)' \
 	  --focus '$(FOCUS)' --skip '$(SKIP)' --node-image '$(NODE_IMAGE)' --upgrade-node-image '$(UPGRADE_NODE_IMAGE)' \
 	  --cluster-name '$(CLUSTER_NAME)' --keep-cluster '$(KEEP_CLUSTER)' --upgrade '$(UPGRADE)' \
-	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' \
+	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' --driver-namespace '$(DRIVER_NAMESPACE)' \
 	  --workload-image '$(WORKLOAD_IMAGE)' --admin-check "$$ADMIN_CHECK" $(EXISTING)
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
@@ -237,7 +258,7 @@ e2e-release: e2e-cli
 	  ./e2e -- --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image \
 	  --upgrade-node-image=$$([ "$$upgrade" = none ] || echo "$$upgrade") \
 	  --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)' --artifacts=$(ARTIFACTS)/$(K8S_VERSION) \
-	  --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)' \
+	  --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)' --driver-namespace='$(DRIVER_NAMESPACE)' \
 	  --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) $(if $(filter 1,$(KEEP_CLUSTER)),--keep-cluster) \
 	  2>&1 | ($(TEE) $(ARTIFACTS)/$(K8S_VERSION)/e2e.log)
 

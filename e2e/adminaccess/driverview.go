@@ -162,11 +162,5 @@ func deviceNodes(ctx context.Context) []string {
 		sort.Strings(nodes)
 		return nodes
 	}
-	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	var out []string
-	for _, n := range list.Items {
-		out = append(out, n.Name)
-	}
-	return out
+	return bundledDriverNodes(ctx)
 }

@@ -85,9 +85,7 @@ type layoutShape struct {
 // then be plain ones, and a spec could pass for the wrong reason.
 func expectLayoutKept(ctx context.Context, o deploy.Options) {
 	ginkgo.GinkgoHelper()
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	n := len(nodes.Items)
+	n := len(bundledDriverNodes(ctx))
 	var want layoutShape
 	switch o.Layout {
 	case contract.LayoutPartitionable:

@@ -80,3 +80,23 @@ func TestParseRejectsGarbage(t *testing.T) {
 		t.Fatal("want parse error")
 	}
 }
+
+// The DRA gates a component reports, as --feature-gates would set them;
+// the other gates are left out.
+func TestDRAGates(t *testing.T) {
+	f, err := Parse(strings.NewReader(`# TYPE kubernetes_feature_enabled gauge
+kubernetes_feature_enabled{name="DRAAdminAccess",stage="BETA"} 1
+kubernetes_feature_enabled{name="DRADeviceTaints",stage="ALPHA"} 0
+kubernetes_feature_enabled{name="DynamicResourceAllocation",stage=""} 1
+kubernetes_feature_enabled{name="SidecarContainers",stage=""} 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.DRAGates(), "DRAAdminAccess=true,DRADeviceTaints=false,DynamicResourceAllocation=true"; got != want {
+		t.Errorf("DRAGates = %q, want %q", got, want)
+	}
+	if got := (Families{}).DRAGates(); got != "" {
+		t.Errorf("no family: %q", got)
+	}
+}

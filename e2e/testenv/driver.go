@@ -27,7 +27,9 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 	if err != nil {
 		return sh, err
 	}
-	sh.Driver = deploy.Options{Image: built.Tag}.Defaults()
+	// Off the control plane on a cluster the suite did not create (see
+	// deploy.Options.WorkersOnly).
+	sh.Driver = deploy.Options{Image: built.Tag, WorkersOnly: !sh.Owned}.Defaults()
 	if c != nil {
 		if sh.Driver.APIServerHost, sh.Driver.APIServerPort, err = c.APIServerAddress(); err != nil {
 			return sh, err
@@ -42,7 +44,11 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 		return sh, err
 	}
-	fmt.Fprintf(progress, "testdriver: %d devices published on every node in %s\n", sh.Driver.Devices, time.Since(t).Round(100*time.Millisecond))
+	where := "every node"
+	if sh.Driver.WorkersOnly {
+		where = "every node but the control plane's"
+	}
+	fmt.Fprintf(progress, "testdriver: %d devices published on %s in %s\n", sh.Driver.Devices, where, time.Since(t).Round(100*time.Millisecond))
 	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
 	return sh, nil
 }
@@ -119,7 +125,7 @@ func (e *Env) FeatureDriver(layout contract.Layout) deploy.Options {
 		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
 		// Labelled with the run as the suite's own driver is, and never
 		// kept: its group removes it, so one found later is a killed run's.
-		RunID: e.Driver.RunID,
+		RunID: e.Driver.RunID, WorkersOnly: e.Driver.WorkersOnly,
 	}.Defaults()
 }
 

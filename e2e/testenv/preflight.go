@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	draclient "k8s.io/dynamic-resource-allocation/client"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
@@ -97,21 +96,6 @@ func CheckVendorArgs(kubeconfig, driver, class, adminCheck, workloadImage string
 		return fmt.Errorf("DRIVER=%s: a driver of your own runs on your cluster; give it with KUBECONFIG=path on the make command line", driver)
 	}
 	return nil
-}
-
-// PreflightVendor checks a driver of the user's own on its cluster before
-// anything is built: a class that exists and selects devices the driver
-// publishes on its nodes.
-func PreflightVendor(ctx context.Context, kubeconfig, driver, class string) error {
-	if driver == "" {
-		return nil
-	}
-	client, err := clientOf(kubeconfig)
-	if err != nil {
-		return err
-	}
-	_, err = readVendorDriver(ctx, draclient.New(client), driver, class)
-	return err
 }
 
 // clientOf is a client of the cluster a kubeconfig names.

@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,5 +75,34 @@ func TestReleaseMatchesRefusesWhatTheServerContradicts(t *testing.T) {
 	}
 	if err := ReleaseMatches("1.35", "v1.36.3"); err == nil || !strings.Contains(err.Error(), "K8S_VERSION=1.36") {
 		t.Errorf("the refusal names the release to use: %v", err)
+	}
+}
+
+// The provenance names the cluster of the kubeconfig's current context.
+func TestKubeconfigCluster(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters:
+- name: other
+  cluster: {server: "https://other:6443"}
+- name: dxd
+  cluster: {server: "https://dxd.example:6443"}
+contexts:
+- name: a
+  context: {cluster: other, user: u}
+- name: b
+  context: {cluster: dxd, user: u}
+current-context: b
+users:
+- name: u
+  user: {token: x}
+`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name, server, err := KubeconfigCluster(path)
+	if err != nil || name != "dxd" || server != "https://dxd.example:6443" {
+		t.Errorf("KubeconfigCluster = %q, %q, %v", name, server, err)
 	}
 }

@@ -40,6 +40,28 @@ func TestObjectsCarryImageDriverAndNodeName(t *testing.T) {
 	}
 }
 
+// On a cluster the suite did not create, the driver keeps off the control
+// plane: the affinity excludes the role's label, whatever it tolerates.
+func TestWorkersOnly(t *testing.T) {
+	for _, only := range []bool{false, true} {
+		objs, err := Objects(Options{Image: "kind-e2e/testdriver:abc", WorkersOnly: only}.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := objs[4].(*appsv1.DaemonSet).Spec.Template.Spec.Affinity
+		if !only {
+			if a != nil {
+				t.Errorf("affinity %+v without WorkersOnly", a)
+			}
+			continue
+		}
+		terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		if len(terms) != 1 || terms[0].MatchExpressions[0].Key != ControlPlaneLabel || terms[0].MatchExpressions[0].Operator != corev1.NodeSelectorOpDoesNotExist {
+			t.Errorf("terms %+v", terms)
+		}
+	}
+}
+
 func TestDeviceClassSelectsTheDriverAtTheServedVersion(t *testing.T) {
 	dc := DeviceClassObject(Options{}.Defaults(), "v1beta1")
 	if dc.GetAPIVersion() != "resource.k8s.io/v1beta1" {

@@ -3,7 +3,7 @@
 // the same packages from Go.
 //
 //	e2e-cluster node-image --release 1.35 [--source auto|pull|build|IMAGE]
-//	e2e-cluster up --release 1.35 --profile default --name NAME [--kubeconfig FILE]
+//	e2e-cluster up --release 1.35 --profile default --name NAME [--kubeconfig FILE] [--registry localhost:5001]
 //	e2e-cluster down --name NAME
 //	e2e-cluster toggle --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
 //	e2e-cluster export-logs --name NAME --dir DIR
@@ -41,7 +41,7 @@ Builds node images and creates, switches and deletes the suite's kind clusters.
 
   node-image      --release 1.35 [--source auto|pull|build|present|IMAGE]   get or build the release's node image
   upgrade-image   --release 1.35 [--labels FILTER]   the next release's node image, or "none"
-  up              --release 1.35 --profile default --name NAME [--kubeconfig FILE]
+  up              --release 1.35 --profile default --name NAME [--kubeconfig FILE] [--registry localhost:5001]
   down            --name NAME
   toggle          --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
   switch-release  --name NAME --release 1.35 --to 1.36
@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string) error {
 	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-image: \"none\" when it excludes the upgrade spec)")
 	toName := fs.String("to", "", "release to switch the cluster to in place (switch-release)")
 	archive := fs.String("archive", "", "docker-save image archive to load into every node (load)")
+	registry := fs.String("registry", "", "up: a registry on this machine or a private address (such as localhost:5001) whose images the nodes pull over plain HTTP")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the flag package printed the command's flags
@@ -146,7 +147,16 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		rel = img.Release
-		c, err := kindcluster.Create(ctx, kindcluster.Options{Name: *name, Release: rel, Profile: prof, Image: img.Ref, KubeconfigPath: *kubeconfig, Progress: os.Stdout})
+		var registries []string
+		if *registry != "" {
+			host := kindcluster.PlainHTTPRegistryHost(*registry + "/x")
+			if host == "" {
+				return usageError{fmt.Errorf("--registry %s: only a registry on a loopback or private address is reached over plain HTTP; the nodes pull from any other over HTTPS as they are", *registry)}
+			}
+			registries = append(registries, host)
+		}
+		c, err := kindcluster.Create(ctx, kindcluster.Options{Name: *name, Release: rel, Profile: prof, Image: img.Ref, KubeconfigPath: *kubeconfig, Progress: os.Stdout,
+			PlainHTTPRegistries: registries})
 		if err != nil {
 			return err
 		}

@@ -6,11 +6,18 @@
 // variables make e2e would pass, writes the sign-off beside the reports, and
 // tells Sonobuoy where the results are (its done file).
 //
-// Its variables are make e2e's: K8S_VERSION (default: the server's minor),
-// LABELS, FOCUS, SKIP, TESTDRIVER_IMAGE (the bundled driver's image, which
-// the nodes must be able to pull or hold), or DRIVER, DEVICE_CLASS,
-// WORKLOAD_IMAGE and ADMIN_CHECK for a driver of the user's own; RESULTS_DIR
+// Its variables are make e2e's (e2e/suitejob.Variables): K8S_VERSION
+// (default: the server's minor), FEATURES, PROFILE, LABELS, FOCUS, SKIP,
+// TIMEOUT, TESTDRIVER_IMAGE (the bundled driver's image, which the nodes
+// must be able to pull or hold), or DRIVER, DEVICE_CLASS, DRIVER_NAMESPACE,
+// WORKLOAD_IMAGE and ADMIN_CHECK for a driver of the user's own;
+// CLUSTER_NAME (the name the provenance gives the cluster); RESULTS_DIR
 // (default /tmp/sonobuoy/results, where Sonobuoy collects).
+//
+// The same binary is the Job's output container (e2e/suitejob): "hold DIR"
+// keeps the results until "release DIR" says they were fetched, and "pack
+// DIR" writes them to standard output as a gzipped tar, for a kubectl exec
+// (or make incluster-e2e) that reaches the pod only through the API.
 package main
 
 import (
@@ -43,6 +50,13 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 3 {
+		if err := results(os.Args[1], os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "incluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	code, err := run(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "incluster:", err)
@@ -115,9 +129,11 @@ func run(ctx context.Context) (int, error) {
 func suiteArgs(release, kubeconfig, artifacts string) []string {
 	args := []string{
 		"--kubeconfig=" + kubeconfig, "--release=" + release, "--artifacts=" + artifacts,
-		"--cluster-name=" + envOr("CLUSTER_NAME", "in-cluster"),
+		"--cluster-name=" + envOr("CLUSTER_NAME", inClusterName),
+		"--features=" + envOr("FEATURES", "defaults"), "--profile=" + envOr("PROFILE", "default"),
 		"--testdriver-image=" + os.Getenv("TESTDRIVER_IMAGE"),
 		"--driver=" + os.Getenv("DRIVER"), "--device-class=" + os.Getenv("DEVICE_CLASS"),
+		"--driver-namespace=" + os.Getenv("DRIVER_NAMESPACE"),
 		"--workload-image=" + os.Getenv("WORKLOAD_IMAGE"), "--admin-check=" + os.Getenv("ADMIN_CHECK"),
 		"--output-dir=" + os.TempDir(), "--source-root=/",
 		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
@@ -132,18 +148,25 @@ func suiteArgs(release, kubeconfig, artifacts string) []string {
 	return args
 }
 
+// inClusterName names the cluster in the kubeconfig and the provenance
+// where CLUSTER_NAME does not (make incluster-e2e passes the user's
+// kubeconfig's cluster).
+const inClusterName = "in-cluster"
+
 // writeKubeconfig writes the pod's in-cluster identity as a kubeconfig
-// (its token file, so a refreshed token is read anew).
+// (its token file, so a refreshed token is read anew); its cluster is
+// named as the provenance names it.
 func writeKubeconfig(path string) (*rest.Config, error) {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		return nil, fmt.Errorf("not running in a pod with a ServiceAccount: %w", err)
 	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: filepath.Join(tokenDir, "ca.crt")}
+	name := envOr("CLUSTER_NAME", inClusterName)
+	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthority: filepath.Join(tokenDir, "ca.crt")}
 	kc.AuthInfos["suite"] = &clientcmdapi.AuthInfo{TokenFile: filepath.Join(tokenDir, "token")}
-	kc.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "suite"}
-	kc.CurrentContext = "in-cluster"
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: "suite"}
+	kc.CurrentContext = name
 	return cfg, clientcmd.WriteToFile(*kc, path)
 }
 
@@ -190,23 +213,33 @@ func tellSonobuoy(results string) error {
 	return os.WriteFile(filepath.Join(results, "done"), []byte(final), 0o644)
 }
 
-// packDir writes dir's regular files into a gzipped tar, paths relative to dir.
+// packDir writes dir's regular files into a gzipped tar file, paths
+// relative to dir.
 func packDir(dir, out string) error {
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
-	gz := gzip.NewWriter(f)
+	return errors.Join(pack(dir, f, nil), f.Close())
+}
+
+// pack writes dir's regular files to w as a gzipped tar, paths relative to
+// dir, leaving out those skip names (nil: none).
+func pack(dir string, w io.Writer, skip func(rel string) bool) error {
+	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if skip != nil && skip(rel) {
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, path)
 		hdr, err := tar.FileInfoHeader(info, "")
 		if err != nil {
 			return err
@@ -223,7 +256,7 @@ func packDir(dir, out string) error {
 		_, err = io.Copy(tw, src)
 		return err
 	})
-	return errors.Join(err, tw.Close(), gz.Close(), f.Close())
+	return errors.Join(err, tw.Close(), gz.Close())
 }
 
 func copyFile(from, to string) error {

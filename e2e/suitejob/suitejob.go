@@ -1,0 +1,139 @@
+// Package suitejob is what runs the suite from inside the cluster it tests:
+// the suite's image (the compiled suite and its entrypoint,
+// e2e/cmd/incluster), the Job that runs it there and the same container as
+// a Sonobuoy plugin, and the variables of make e2e that the Job carries.
+// e2e/cmd/suite-image writes them for kubectl or Sonobuoy; make
+// incluster-e2e (e2e/cmd/incluster-e2e) pushes, applies, waits, fetches and
+// cleans up with them.
+package suitejob
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"text/template"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+)
+
+// Repository is the suite image's name without tag.
+const Repository = "kind-e2e/adminaccess-suite"
+
+// The names the rendered Job uses, which the runner looks its pod up by.
+const (
+	DefaultNamespace = "adminaccess-conformance"
+	JobName          = "adminaccess-suite"
+	// SuiteContainer runs the suite; OutputContainer holds its results
+	// until they were fetched.
+	SuiteContainer  = "suite"
+	OutputContainer = "output"
+	// ResultsDir is where both containers mount the results.
+	ResultsDir = "/results"
+)
+
+//go:embed job.yaml.tmpl
+var jobTemplate string
+
+//go:embed sonobuoy-plugin.yaml.tmpl
+var pluginTemplate string
+
+// Variables are make e2e's variables that change what the suite checks or
+// how it judges it; each one set is carried into the container, under its
+// own name (the entrypoint reads them as make e2e's suite would). Leaving
+// one out would judge the cluster as something it is not: a cluster with
+// alpha DRA gates as the defaults, say.
+var Variables = []string{
+	"K8S_VERSION", "FEATURES", "PROFILE", "LABELS", "FOCUS", "SKIP", "TIMEOUT",
+	"TESTDRIVER_IMAGE", "DRIVER", "DEVICE_CLASS", "DRIVER_NAMESPACE", "WORKLOAD_IMAGE", "ADMIN_CHECK",
+	"CLUSTER_NAME",
+}
+
+// Environment is the Variables that getenv sets, in their order.
+func Environment(getenv func(string) string) [][2]string {
+	var env [][2]string
+	for _, k := range Variables {
+		if v := getenv(k); v != "" {
+			env = append(env, [2]string{k, v})
+		}
+	}
+	return env
+}
+
+// Values fill the manifests.
+type Values struct {
+	Image     string
+	Namespace string
+	Job       string
+	// DeadlineSeconds bounds the Job (activeDeadlineSeconds): the suite,
+	// then the output container's wait for the results to be fetched.
+	DeadlineSeconds int
+	Env             [][2]string
+}
+
+// WithDefaults fills what was left empty: the namespace, the Job's name and
+// a deadline of two hours.
+func (v Values) WithDefaults() Values {
+	if v.Namespace == "" {
+		v.Namespace = DefaultNamespace
+	}
+	if v.Job == "" {
+		v.Job = JobName
+	}
+	if v.DeadlineSeconds == 0 {
+		v.DeadlineSeconds = 7200
+	}
+	return v
+}
+
+// Job is the Namespace, ServiceAccount, ClusterRoleBinding and Job, as one
+// YAML stream.
+func Job(v Values) ([]byte, error) { return render("job", jobTemplate, v.WithDefaults()) }
+
+// SonobuoyPlugin is the suite as a Sonobuoy plugin definition.
+func SonobuoyPlugin(v Values) ([]byte, error) {
+	return render("sonobuoy-plugin", pluginTemplate, v.WithDefaults())
+}
+
+func render(name, text string, v Values) ([]byte, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{"quote": quote}).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// quote is a YAML scalar of s: a JSON string is one, escapes and all.
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// BuildImage compiles the suite (go test -c) and its entrypoint, static,
+// into an image of the two with no base, and returns its tag and archive.
+func BuildImage(root, outDir string) (image.Built, error) {
+	return image.GoImage{
+		Repository: Repository, Archive: "suite-image.tar", Entrypoint: "/incluster",
+		Env:      []string{"PATH=/", "E2E_SUITE_COMMIT=" + commit(root)},
+		Binaries: []image.Binary{{Name: "e2e.test", Package: "./e2e", Test: true, Tags: []string{"e2e"}}, {Name: "incluster", Package: "./e2e/cmd/incluster"}},
+	}.Build(root, outDir)
+}
+
+// commit is the repository's commit, "+changes" when the tree differs: the
+// provenance a report from inside the cluster names.
+func commit(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.Command("git", "-C", root, "diff", "--quiet", "HEAD").Run() != nil {
+		c += "+changes"
+	}
+	return c
+}
