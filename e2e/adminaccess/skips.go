@@ -13,13 +13,15 @@ import (
 
 // require is the only way a spec skips. Where the release table declares that
 // this run cannot give the spec n, the spec skips with the declared reason
-// (and the report marks the skip declared). Anywhere else it goes on, and
+// (and the report marks the skip declared, and out of reach where the row
+// is one of how the run reaches the cluster). Anywhere else it goes on, and
 // probe, when given, must succeed: a failing probe fails the spec with its
 // cause. With a probe, a declared skip is taken only when the probe fails, so
 // an existing cluster that does answer still runs the spec.
 func require(ctx context.Context, n release.Need, probe func(context.Context) error) {
 	ginkgo.GinkgoHelper()
-	why, declared := env.Rel.DeclaredSkip(n, env.Mode())
+	skip, declared := env.Rel.SkipFor(n, env.Mode())
+	why := skip.Reason
 	if probe != nil {
 		err := probe(ctx)
 		if err == nil {
@@ -32,6 +34,11 @@ func require(ctx context.Context, n release.Need, probe func(context.Context) er
 	} else if !declared {
 		return
 	}
+	if skip.OutOfReach() {
+		// The sign-off counts the spec's requirement out of reach, not
+		// inapplicable: a cluster the suite made would check it.
+		ginkgo.AddReportEntry(report.OutOfReachEntry, string(n), ginkgo.ReportEntryVisibilityNever)
+	}
 	stopWithVerdict(report.DeclaredSkipEntry, string(n), why)
 }
 
@@ -43,6 +50,45 @@ func stopWithVerdict(entry, value, why string) {
 	ginkgo.GinkgoHelper()
 	ginkgo.AddReportEntry(entry, value, ginkgo.ReportEntryVisibilityNever)
 	ginkgo.Skip(why)
+}
+
+// A group's set-up node (newFramework's BeforeEach) runs before the spec's
+// body names its KEP requirement (kep), so a skip taken there leaves the
+// spec's row without a requirement, and the sign-off then counts that
+// requirement as one no spec ran for: not a sign-off, though every spec of
+// it took a declared skip. requireAtKEP is require for a set-up node: where
+// the run cannot give n, the spec stops as soon as its body has named its
+// requirement (kep calls takeRequiredSkip), with require's verdict.
+//
+// pendingNeed is per process: a process runs one spec at a time.
+var pendingNeed *release.Need
+
+func requireAtKEP(n release.Need) {
+	ginkgo.GinkgoHelper()
+	pendingNeed = nil
+	if _, declared := env.Rel.SkipFor(n, env.Mode()); !declared {
+		return
+	}
+	pendingNeed = &n
+	ginkgo.DeferCleanup(func() {
+		// A spec that failed before its body began already says why.
+		if pendingNeed != nil && !ginkgo.CurrentSpecReport().Failed() {
+			pendingNeed = nil
+			framework.Failf("this run cannot give the spec %s, and its body never named its KEP requirement, where it would have skipped", n)
+		}
+	})
+}
+
+// takeRequiredSkip takes the skip requireAtKEP found declared, if any.
+func takeRequiredSkip() {
+	ginkgo.GinkgoHelper()
+	if pendingNeed == nil {
+		return
+	}
+	n := *pendingNeed
+	pendingNeed = nil
+	// Without a probe require reads no context.
+	require(context.Background(), n, nil)
 }
 
 // requireNodeAccess: the spec looks inside the nodes.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,6 +32,36 @@ func (r Report) KnownDefects() string {
 	}
 	return fmt.Sprintf("e2e: %d spec(s) met a known upstream defect (%s), as the release table declares: counted apart, neither passed nor failed",
 		r.Totals.KnownDefects, strings.Join(ids, ", "))
+}
+
+// OutOfReachNeeds counts the declared skips out of reach of the run and
+// lists their needs, each once, in the order of the specs.
+func (r Report) OutOfReachNeeds() (int, []string) {
+	n := 0
+	var needs []string
+	for _, s := range r.Specs {
+		if !s.OutOfReach {
+			continue
+		}
+		n++
+		if !slices.Contains(needs, s.Declared) {
+			needs = append(needs, s.Declared)
+		}
+	}
+	return n, needs
+}
+
+// OutOfReach is one line saying how many of the skips the way the run
+// reaches the cluster caused, and for which needs, or "" when none did:
+// those specs would run on a cluster the suite made, with the bundled
+// driver, where the others could not.
+func (r Report) OutOfReach() string {
+	n, needs := r.OutOfReachNeeds()
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("e2e: %d of the %d skips are out of reach of this run (%s), not of the release: a cluster the suite made, with the bundled driver, runs them",
+		n, r.Totals.Skipped, strings.Join(needs, ", "))
 }
 
 // Failures is, for each failed spec and suite node, its name and the first

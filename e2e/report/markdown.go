@@ -29,7 +29,11 @@ func (r Report) Markdown() string {
 	if sel := r.Selection(); sel != "" {
 		fmt.Fprintf(&b, " (%s)", sel)
 	}
-	b.WriteString("\n\nEvery skip below is one the release table declares for this release and mode (its need is named); any other skip counts as failed.\n\n")
+	b.WriteString("\n\nEvery skip below is one the release table declares for this release and mode (its need is named); any other skip counts as failed.")
+	if n, needs := r.OutOfReachNeeds(); n > 0 {
+		fmt.Fprintf(&b, " %d of them are out of reach of this run (%s), not of the release: a cluster the suite made, with the bundled driver, runs them.", n, strings.Join(needs, ", "))
+	}
+	b.WriteString("\n\n")
 	if len(r.Components) > 0 {
 		b.WriteString("| component | version |\n|---|---|\n")
 		keys := make([]string, 0, len(r.Components))
@@ -50,7 +54,10 @@ func (r Report) Markdown() string {
 	b.WriteString("| result | spec | labels | profile | allocator | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Specs {
 		reason := s.Reason
-		if s.Declared != "" {
+		switch {
+		case s.OutOfReach:
+			reason = "declared (" + s.Declared + "), out of reach of this run: " + reason
+		case s.Declared != "":
 			reason = "declared (" + s.Declared + "): " + reason
 		}
 		if s.Defect != "" {

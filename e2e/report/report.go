@@ -23,12 +23,15 @@ import (
 // KEPEntry is the report entry name under which a spec states the KEP
 // requirement it covers; ProfileEntry the profile it ran under when it moved
 // the cluster away from the suite's; DeclaredSkipEntry the release table's
-// need (release.Need) whose declared skip the spec took; KnownDefectEntry
-// the upstream issue (release.Defect) whose declared outcome the spec saw.
+// need (release.Need) whose declared skip the spec took, and
+// OutOfReachEntry the same need where its row is one of how the run reaches
+// the cluster (release.OutOfReach); KnownDefectEntry the upstream issue
+// (release.Defect) whose declared outcome the spec saw.
 const (
 	KEPEntry          = "KEP requirement"
 	ProfileEntry      = "profile"
 	DeclaredSkipEntry = "declared skip"
+	OutOfReachEntry   = "out of reach"
 	KnownDefectEntry  = "known upstream defect"
 	// AllocatorEntry is the allocator implementation and feature set
 	// (AllocatorRun) a spec ran with where a group moved kube-scheduler
@@ -120,6 +123,11 @@ type Spec struct {
 	Reason  string   `json:"reason,omitempty"`
 	// Declared is the release table's need behind a skip.
 	Declared string `json:"declaredSkip,omitempty"`
+	// OutOfReach: the declared skip's row is one of how the run reaches
+	// the cluster (an existing cluster, a driver of the user's own), not
+	// of what the release has; a cluster the suite made would run the
+	// spec. Reports written before it existed read false.
+	OutOfReach bool `json:"outOfReach,omitempty"`
 	// Defect is the upstream issue behind a known-defect verdict.
 	Defect  string  `json:"knownDefect,omitempty"`
 	Seconds float64 `json:"seconds"`
@@ -232,6 +240,8 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 				spec.Profile = e.StringRepresentation()
 			case DeclaredSkipEntry:
 				spec.Declared = e.StringRepresentation()
+			case OutOfReachEntry:
+				spec.OutOfReach = true
 			case KnownDefectEntry:
 				spec.Defect = e.StringRepresentation()
 			case AllocatorEntry:
@@ -244,6 +254,9 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			spec.KEPID = req.ID
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
+		// Only a declared skip is out of reach: a spec that went on after
+		// the entry and failed is a failure.
+		spec.OutOfReach = spec.OutOfReach && spec.State == "skipped"
 		out.Totals.count(spec.State)
 		out.Specs = append(out.Specs, spec)
 	}

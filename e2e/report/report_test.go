@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -272,5 +273,65 @@ func TestReportMarkdownCarriesTheProvenance(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+}
+
+// A skip whose row is one of how the run reaches the cluster carries the
+// out-of-reach entry into report.json (readable: "outOfReach": true), its
+// report.md row and the printed line; a spec that went on and failed is a
+// failure, and a report written before the field reads every skip as before.
+func TestOutOfReachSkips(t *testing.T) {
+	declared := func(n string) types.ReportEntry {
+		return types.ReportEntry{Name: DeclaredSkipEntry, Value: types.WrapEntryValue(n)}
+	}
+	reach := types.ReportEntry{Name: OutOfReachEntry, Value: types.WrapEntryValue("node-access")}
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		spec("reads the nodes", types.SpecStateSkipped, "the cluster was given with --kubeconfig; it is not a kind cluster", declared("node-access"), reach),
+		spec("reads the contract", types.SpecStateSkipped, "the run claims the devices of the driver given with DRIVER",
+			declared("bundled-driver"), types.ReportEntry{Name: OutOfReachEntry, Value: types.WrapEntryValue("bundled-driver")}),
+		spec("is locked", types.SpecStateSkipped, "DRAAdminAccess is GA-locked in Kubernetes 1.36", declared("gate-switching")),
+		spec("went on", types.SpecStateFailed, "scrape failed", reach),
+	}}, Meta{Release: "1.36", Existing: true})
+	byName := map[string]Spec{}
+	for _, s := range r.Specs {
+		byName[s.Name] = s
+	}
+	if s := byName["Admin access reads the nodes"]; s.State != "skipped" || !s.OutOfReach || s.Declared != "node-access" {
+		t.Errorf("out of reach: %+v", s)
+	}
+	if s := byName["Admin access is locked"]; s.OutOfReach {
+		t.Errorf("not applicable: %+v", s)
+	}
+	if s := byName["Admin access went on"]; s.OutOfReach || s.State != "failed" {
+		t.Errorf("a failure is never out of reach: %+v", s)
+	}
+	if n, needs := r.OutOfReachNeeds(); n != 2 || strings.Join(needs, ",") != "bundled-driver,node-access" {
+		t.Errorf("OutOfReachNeeds = %d %v", n, needs)
+	}
+	if got, want := r.OutOfReach(), "e2e: 2 of the 3 skips are out of reach of this run (bundled-driver, node-access), not of the release"; !strings.HasPrefix(got, want) {
+		t.Errorf("line %q, want it to start %q", got, want)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"2 of them are out of reach of this run (bundled-driver, node-access)",
+		"declared (node-access), out of reach of this run: the cluster was given with --kubeconfig", "declared (gate-switching): DRAAdminAccess is GA-locked"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := r.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || strings.Count(string(data), `"outOfReach": true`) != 2 {
+		t.Errorf("report.json: %v\n%s", err, data)
+	}
+	old := strings.ReplaceAll(string(data), `"outOfReach": true,`, "")
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if n, _ := back.OutOfReachNeeds(); err != nil || n != 0 || back.Totals.Skipped != 3 || back.OutOfReach() != "" {
+		t.Errorf("a report without the field: %v, %+v", err, back.Totals)
 	}
 }

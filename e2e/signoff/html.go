@@ -25,8 +25,11 @@ func (m Matrix) HTML() (string, error) {
 		for _, r := range m.Runs {
 			c := m.Cells[req][r.Column()]
 			class := strings.ReplaceAll(c.State, " ", "-")
-			if class == "" {
+			switch {
+			case class == "":
 				class = "none"
+			case c.Standing == OutOfReach:
+				class = "out-of-reach"
 			}
 			rv.Cells = append(rv.Cells, cellView{Class: class, Text: c.summary(), Link: c.Link, Reasons: c.Reasons})
 		}
@@ -35,7 +38,7 @@ func (m Matrix) HTML() (string, error) {
 	var buf bytes.Buffer
 	err := page.Execute(&buf, map[string]any{
 		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
-		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(),
+		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(), "Note": standingNote,
 	})
 	return buf.String(), err
 }
@@ -59,6 +62,7 @@ th{background:#eee}
 td.passed{background:#dff5df}
 td.failed{background:#f9d6d5;font-weight:bold}
 td.skipped{background:#fff4cc}
+td.out-of-reach{background:#e3ecf7}
 td.known-defect{background:#e6dcf5}
 td.not-run,td.none{background:#f4f4f4;color:#777}
 .verdict{font-size:1.2em;padding:.6em;border:2px solid}
@@ -68,6 +72,7 @@ small{display:block;font-weight:normal;color:#555}
 </style></head><body>
 <h1>DRA admin access (KEP-5018) sign-off</h1>
 <p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
+<p>{{.Note}}</p>
 <table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>

@@ -20,31 +20,41 @@ const JSONSchemaVersion = 1
 // one verdict per requirement per column, and the known upstream defects
 // met, each with its link and the cause each spec saw.
 type Document struct {
-	SchemaVersion int              `json:"schemaVersion"`
-	Verdict       string           `json:"verdict"`
-	SignedOff     bool             `json:"signedOff"`
-	SignedColumns int              `json:"signedColumns"`
-	Columns       []ColumnDoc      `json:"columns"`
-	Releases      []ReleaseVerdict `json:"releases"`
-	Requirements  []RequirementDoc `json:"requirements"`
-	KnownDefects  []DefectDoc      `json:"knownDefects"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Verdict       string `json:"verdict"`
+	SignedOff     bool   `json:"signedOff"`
+	SignedColumns int    `json:"signedColumns"`
+	// ExitCode is what signoff exits with for this page (ExitSignedOff,
+	// ExitFailed, ExitLeftOut).
+	ExitCode     int              `json:"exitCode"`
+	Columns      []ColumnDoc      `json:"columns"`
+	Releases     []ReleaseVerdict `json:"releases"`
+	Requirements []RequirementDoc `json:"requirements"`
+	KnownDefects []DefectDoc      `json:"knownDefects"`
 }
 
 // ColumnDoc is one column: release and DRA feature set, its allocator, the
-// gates each component ran with, and why it is not signed off.
+// gates each component ran with, why it is not signed off, and its
+// requirements by standing, with what kept those out of reach from the run.
 type ColumnDoc struct {
-	Key        string            `json:"key"`
-	Release    string            `json:"release"`
-	Features   string            `json:"features"`
-	Allocator  string            `json:"allocator,omitempty"`
-	Gates      map[string]string `json:"gates,omitempty"`
-	GatesRead  bool              `json:"gatesReadFromComponents"`
-	SignedOff  bool              `json:"signedOff"`
-	Unsigned   []string          `json:"whyNotSignedOff,omitempty"`
-	Totals     report.Totals     `json:"totals"`
-	Suite      string            `json:"suiteCommit,omitempty"`
-	NodeImage  string            `json:"nodeImage,omitempty"`
-	Components map[string]string `json:"components,omitempty"`
+	Key       string            `json:"key"`
+	Release   string            `json:"release"`
+	Features  string            `json:"features"`
+	Allocator string            `json:"allocator,omitempty"`
+	Gates     map[string]string `json:"gates,omitempty"`
+	GatesRead bool              `json:"gatesReadFromComponents"`
+	// Existing: the cluster was given with --kubeconfig; OwnDriver: the run
+	// claimed the devices of a driver given with DRIVER and DEVICE_CLASS.
+	Existing     bool              `json:"existingCluster"`
+	OwnDriver    bool              `json:"driverOfOwn"`
+	SignedOff    bool              `json:"signedOff"`
+	Unsigned     []string          `json:"whyNotSignedOff,omitempty"`
+	Requirements Counts            `json:"requirements"`
+	OutOfReach   []string          `json:"outOfReach,omitempty"`
+	Totals       report.Totals     `json:"totals"`
+	Suite        string            `json:"suiteCommit,omitempty"`
+	NodeImage    string            `json:"nodeImage,omitempty"`
+	Components   map[string]string `json:"components,omitempty"`
 }
 
 // RequirementDoc is one requirement's verdicts, by column key.
@@ -73,14 +83,15 @@ type DefectSpecSeen struct {
 
 // Document builds signoff.json's content.
 func (m Matrix) Document() Document {
-	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), Releases: m.Releases()}
+	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), ExitCode: m.ExitCode(), Releases: m.Releases()}
 	d.SignedOff = len(m.Runs) > 0 && d.SignedColumns == len(m.Runs)
 	defects := map[string]*DefectDoc{}
 	var issues []string
 	for _, r := range m.Runs {
 		why := m.Unsigned(r)
 		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: r.Set(), Allocator: r.Allocator,
-			Gates: r.Gates, GatesRead: r.GatesRead, SignedOff: why == nil, Unsigned: why, Totals: r.Totals,
+			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), SignedOff: why == nil, Unsigned: why,
+			Requirements: m.Counts(r), OutOfReach: m.OutOfReachWhy(r), Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
 		for _, s := range r.Specs {
 			if s.State != report.KnownDefect {

@@ -1,13 +1,15 @@
 // Package signoff turns the reports of several runs into the page a release
 // team signs: KEP requirement x column, where a column is one release under
 // one DRA feature set (so one allocator implementation for the whole run),
-// each cell passed, failed, skipped (with the declared reason) or a known
+// each cell passed, failed, skipped (with the declared reason: not
+// applicable to the release, or out of reach of the run) or a known
 // upstream defect (with the cause the spec saw), and for each column where
 // the result came from (suite commit, kind, node image, component versions,
 // the gates read from the components, Go, date and duration). A release is
-// signed off only where each of its columns is. It renders signoff.md, a
-// self-contained signoff.html and signoff.json, for programs that compare
-// two sign-offs.
+// signed off only where each of its columns is; verdict.go says when a
+// column is, counts its requirements and writes the verdict's line. It
+// renders signoff.md, a self-contained signoff.html and signoff.json, for
+// programs that compare two sign-offs.
 package signoff
 
 import (
@@ -36,6 +38,13 @@ type Cell struct {
 	Skipped int    `json:"skipped"`
 	// KnownDefects counts specs that met a declared upstream defect.
 	KnownDefects int `json:"knownDefects"`
+	// OutOfReach counts the skips out of reach of the run (of Skipped),
+	// and Needs names their needs (release.Need).
+	OutOfReach int      `json:"outOfReach,omitempty"`
+	Needs      []string `json:"outOfReachNeeds,omitempty"`
+	// Standing is how the verdict counts the requirement in this column:
+	// checked, failed, out of reach, not applicable or not run.
+	Standing string `json:"standing"`
 	// Reasons are the failures' first lines, the declared skips' reasons, or
 	// the known defects' verdicts.
 	Reasons []string `json:"reasons,omitempty"`
@@ -76,7 +85,13 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 				c.Link = artifactsOf(r) + "/report.md"
 			case "skipped":
 				c.Skipped++
-				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", s.Declared, report.FirstLine(s.Reason)))
+				declared := s.Declared
+				if s.OutOfReach {
+					c.OutOfReach++
+					c.Needs = append(c.Needs, s.Declared)
+					declared += ", out of reach"
+				}
+				c.Reasons = append(c.Reasons, fmt.Sprintf("declared (%s): %s", declared, report.FirstLine(s.Reason)))
 			case report.KnownDefect:
 				c.KnownDefects++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Reason))
@@ -95,8 +110,8 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 	for req, byColumn := range m.Cells {
 		for _, r := range runs {
 			c := byColumn[r.Column()]
-			c.State = state(c)
-			c.Reasons = unique(c.Reasons)
+			c.State, c.Standing = state(c), standing(c)
+			c.Reasons, c.Needs = unique(c.Reasons), unique(c.Needs)
 			byColumn[r.Column()] = c
 		}
 		m.Cells[req] = byColumn
@@ -161,113 +176,6 @@ func unique(in []string) []string {
 	return out
 }
 
-// Unsigned says why a column is not signed off: its failures and suite
-// problems, the specs it left out, or a requirement no spec of it ran; nil
-// when it is signed off.
-func (m Matrix) Unsigned(r report.Report) []string {
-	var why []string
-	if r.Totals.Failed > 0 {
-		why = append(why, fmt.Sprintf("%d failed", r.Totals.Failed))
-	}
-	for _, p := range r.Problems {
-		why = append(why, "suite problem: "+report.FirstLine(p))
-	}
-	if len(why) > 0 {
-		return why
-	}
-	// A run that left specs out says no more than what ran.
-	if sel := r.Selection(); sel != "" {
-		return []string{sel + ", and what ran passed"}
-	}
-	// A whole run in which a requirement ran no spec (not even one that
-	// skipped as declared) has a hole in the suite, not a pass.
-	var unrun []string
-	for _, req := range m.Requirements {
-		if q, ok := requirements.Of(req); ok && m.Cells[req][r.Column()].State == "not run" {
-			unrun = append(unrun, q.ID)
-		}
-	}
-	if len(unrun) > 0 {
-		return []string{"no spec ran for " + strings.Join(unrun, ", ")}
-	}
-	return nil
-}
-
-// SignedColumns counts the columns signed off.
-func (m Matrix) SignedColumns() int {
-	n := 0
-	for _, r := range m.Runs {
-		if m.Unsigned(r) == nil {
-			n++
-		}
-	}
-	return n
-}
-
-// Releases lists, in the order of the columns, each release and whether it
-// is signed off: only when every column of it is.
-func (m Matrix) Releases() []ReleaseVerdict {
-	var out []ReleaseVerdict
-	at := map[string]int{}
-	for _, r := range m.Runs {
-		i, seen := at[r.Release]
-		if !seen {
-			i = len(out)
-			at[r.Release] = i
-			out = append(out, ReleaseVerdict{Release: r.Release, SignedOff: true})
-		}
-		out[i].Columns = append(out[i].Columns, r.Column())
-		out[i].SignedOff = out[i].SignedOff && m.Unsigned(r) == nil
-	}
-	return out
-}
-
-// ReleaseVerdict is one release's verdict over its columns.
-type ReleaseVerdict struct {
-	Release   string   `json:"release"`
-	SignedOff bool     `json:"signedOff"`
-	Columns   []string `json:"columns"`
-}
-
-// Verdict is the page's one line: how many columns are signed off, and why
-// the others are not; signed off only when every column is.
-func (m Matrix) Verdict() string {
-	signed := m.SignedColumns()
-	if signed < len(m.Runs) || len(m.Runs) == 0 {
-		var why []string
-		for _, r := range m.Runs {
-			if w := m.Unsigned(r); w != nil {
-				why = append(why, r.Column()+": "+strings.Join(w, "; "))
-			}
-		}
-		return fmt.Sprintf("NOT signed off: %d of %d columns signed off; %s", signed, len(m.Runs), strings.Join(why, "; "))
-	}
-	all := fmt.Sprintf("all %d columns", len(m.Runs))
-	if len(m.Runs) == 1 {
-		all = "the one column"
-	}
-	verdict := fmt.Sprintf("Signed off: %s (%s) passed every applicable check (skips are only those the release table declares)",
-		all, columnList(m.Runs))
-	var defects []string
-	for _, r := range m.Runs {
-		if r.Totals.KnownDefects > 0 {
-			defects = append(defects, fmt.Sprintf("%s: %d", r.Column(), r.Totals.KnownDefects))
-		}
-	}
-	if len(defects) > 0 {
-		verdict += "; known upstream defects met where declared (" + strings.Join(defects, ", ") + "), counted apart"
-	}
-	return verdict
-}
-
-func columnList(runs []report.Report) string {
-	keys := make([]string, len(runs))
-	for i, r := range runs {
-		keys[i] = r.Column()
-	}
-	return strings.Join(keys, ", ")
-}
-
 // Heading is a column's heading: release, feature set and allocator.
 func Heading(r report.Report) string {
 	if r.Allocator == "" {
@@ -290,6 +198,9 @@ func (c Cell) summary() string {
 			return fmt.Sprintf("passed %d (%d declared skips)", c.Passed, c.Skipped)
 		}
 		return fmt.Sprintf("passed %d", c.Passed)
+	case "skipped":
+		// Skipped is which of the two the requirement is in this column.
+		return c.Standing
 	}
 	return c.State
 }
@@ -301,12 +212,15 @@ func (c Cell) text() string {
 	case "failed":
 		return fmt.Sprintf("**%s** ([report](%s))", c.summary(), c.Link)
 	case "skipped":
-		return "skipped: " + strings.Join(c.Reasons, "; ")
+		return c.summary() + ": " + strings.Join(c.Reasons, "; ")
 	case report.KnownDefect:
 		return c.summary() + ": " + strings.Join(c.Reasons, "; ")
 	}
 	return c.summary()
 }
+
+// standingNote says what the two kinds of declared skip mean, on both pages.
+const standingNote = "A requirement is not applicable where the release or its feature set lacks the behaviour, and out of reach where only how the run reaches the cluster kept its specs from running (an existing cluster's nodes, components and metric endpoints, a driver of your own): an existing cluster is signed off for what it can check, and its verdict counts the rest."
 
 // Markdown renders signoff.md.
 func (m Matrix) Markdown() string {
@@ -314,7 +228,7 @@ func (m Matrix) Markdown() string {
 	// The verdict is the first line: what a reader (or a CI summary) sees first.
 	fmt.Fprintf(&b, "**%s.**\n\n", m.Verdict())
 	b.WriteString("# DRA admin access (KEP-5018) sign-off\n\n")
-	b.WriteString("One column per release and DRA feature set (so per allocator implementation); a release is signed off only where each of its columns is.\n\n")
+	b.WriteString("One column per release and DRA feature set (so per allocator implementation); a release is signed off only where each of its columns is. " + standingNote + "\n\n")
 	b.WriteString("| KEP requirement |")
 	for _, r := range m.Runs {
 		fmt.Fprintf(&b, " %s |", report.Cell(Heading(r)))
@@ -352,6 +266,7 @@ func (m Matrix) provenance() []provenance {
 		}
 		rows := [][2]string{
 			{"signed off", signed},
+			{"requirements", m.countsText(r)},
 			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)},
 			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
 			{"suite commit", orUnknown(r.SuiteCommit)},

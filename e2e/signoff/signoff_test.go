@@ -3,6 +3,7 @@ package signoff
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,8 +66,11 @@ func TestMatrixCells(t *testing.T) {
 	if len(m.Requirements) != len(requirements.All)+3 {
 		t.Fatalf("%d rows for %d requirements and 3 other texts", len(m.Requirements), len(requirements.All))
 	}
-	if !strings.HasPrefix(m.Verdict(), "NOT signed off: 0 of 2 columns signed off; 1.35 defaults: 1 failed; 1.36 defaults: no spec ran for KEP5018-CLUSTER-01, ") {
+	if !strings.HasPrefix(m.Verdict(), "NOT signed off: 0 of 2 columns signed off; 1.35 defaults: 1 failed (requirements: 0 checked, 43 not run); 1.36 defaults: no spec ran for KEP5018-CLUSTER-01, ") {
 		t.Fatalf("verdict %q", m.Verdict())
+	}
+	if m.ExitCode() != ExitFailed {
+		t.Fatalf("exit code %d", m.ExitCode())
 	}
 }
 
@@ -74,7 +78,7 @@ func TestMarkdownLinksFailuresAndNamesProvenance(t *testing.T) {
 	md := Build(runs(), byRelease).Markdown()
 	for _, want := range []string{
 		"| only labelled namespaces get admin access | **failed 1 of 2** ([report](1.35/report.md)) | passed 2 |",
-		"| disable and re-enable | passed 1 | skipped: declared (gate-switching): DRAAdminAccess is locked on in 1.36 |",
+		"| disable and re-enable | passed 1 | not applicable: declared (gate-switching): DRAAdminAccess is locked on in 1.36 |",
 		"| suite commit | abc123 |", "| gates of kubelet | release defaults |", "| node image | kind-e2e/node:v1.35.4-x  |",
 	} {
 		if !strings.Contains(md, want) {
@@ -157,9 +161,17 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 func TestAPartialRunIsNeverSignedOff(t *testing.T) {
 	r := report.Report{Meta: report.Meta{Release: "1.35", LabelFilter: "authz"}, Totals: report.Totals{Passed: 1, NotSelected: 2},
 		Specs: []report.Spec{{Name: "a", State: "passed"}, {Name: "b", State: "not selected"}, {Name: "c", State: "not selected"}}}
-	v := Build([]report.Report{r}, byRelease).Verdict()
-	if v != "NOT signed off: 0 of 1 columns signed off; 1.35 defaults: partial: 1 of 3 specs selected by LABELS=authz, and what ran passed" {
+	m := Build([]report.Report{r}, byRelease)
+	if v := m.Verdict(); v != "NOT signed off: 0 of 1 columns signed off; 1.35 defaults: partial: 1 of 3 specs selected by LABELS=authz, and what ran passed (requirements: 0 checked, 43 not run)" {
 		t.Errorf("verdict %q", v)
+	}
+	if m.ExitCode() != ExitLeftOut {
+		t.Errorf("exit code %d, want %d: what ran passed, the filter left the rest out", m.ExitCode(), ExitLeftOut)
+	}
+	// Stopped, it is a failed run, not a choice of what to run.
+	r.Interrupted = true
+	if m := Build([]report.Report{r}, byRelease); m.ExitCode() != ExitFailed || !strings.Contains(m.Verdict(), "interrupted: ") {
+		t.Errorf("interrupted: exit code %d, verdict %q", m.ExitCode(), m.Verdict())
 	}
 }
 
@@ -177,14 +189,19 @@ func TestAWholeRunWithARequirementNoSpecRanIsNotSignedOff(t *testing.T) {
 	specs := everyRequirementPassed()
 	hole := specs[3]
 	r := report.Report{Meta: report.Meta{Release: "1.35"}, Totals: report.Totals{Passed: len(specs) - 1}, Specs: append(specs[:3:3], specs[4:]...)}
-	v := Build([]report.Report{r}, byRelease).Verdict()
-	want := "NOT signed off: 0 of 1 columns signed off; 1.35 defaults: no spec ran for " + requirements.All[3].ID
-	if v != want {
+	m := Build([]report.Report{r}, byRelease)
+	want := fmt.Sprintf("NOT signed off: 0 of 1 columns signed off; 1.35 defaults: no spec ran for %s (requirements: %d checked, 1 not run)", requirements.All[3].ID, len(requirements.All)-1)
+	if v := m.Verdict(); v != want {
 		t.Errorf("verdict %q, want %q (the hole: %s)", v, want, hole.KEP)
 	}
+	if m.ExitCode() != ExitFailed {
+		t.Errorf("a hole in the suite: exit code %d", m.ExitCode())
+	}
 	r.Specs, r.Totals.Passed = specs, len(specs)
-	if v := Build([]report.Report{r}, byRelease).Verdict(); strings.HasPrefix(v, "NOT") {
-		t.Errorf("every requirement ran: %q", v)
+	m = Build([]report.Report{r}, byRelease)
+	want = fmt.Sprintf("Signed off: the one column (1.35 defaults) passed every applicable check (skips are only those the release table declares): %d requirements checked, 0 not applicable to this release", len(requirements.All))
+	if v := m.Verdict(); v != want || m.ExitCode() != ExitSignedOff {
+		t.Errorf("every requirement ran: %q (exit %d), want %q", v, m.ExitCode(), want)
 	}
 }
 

@@ -13,8 +13,10 @@ import (
 const usage = `usage: summary REPORT.json
 
 Prints the report's closing line ("e2e: N passed, N failed, N skipped"), the
-specs a filter left out, any skip the release table does not declare and the
-first lines of each failure, and exits 1 when anything failed.
+specs a filter left out, any skip the release table does not declare, how
+many declared skips were out of reach of the run (an existing cluster, a
+driver of your own) and the first lines of each failure, and exits 1 when
+anything failed. The sign-off's verdict is signoff's (e2e/cmd/signoff).
 `
 
 func main() {
@@ -40,6 +42,9 @@ func main() {
 	fmt.Print(r.Failures(8, 300))
 	if kd := r.KnownDefects(); kd != "" {
 		fmt.Println(kd)
+	}
+	if oor := r.OutOfReach(); oor != "" {
+		fmt.Println(oor)
 	}
 	fmt.Println(r.Summary())
 	if r.Totals.Failed > 0 || len(r.Problems) > 0 {
