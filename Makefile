@@ -41,7 +41,7 @@ SKIP         ?=
 # expression or a command for a variable of its own. ADMIN_CHECK, a
 # command, goes through the environment, where its quotes stay its own too.
 $(foreach v,LABELS FOCUS SKIP ADMIN_CHECK,$(eval override $(v) := $$(value $(v))))
-export ADMIN_CHECK WORKLOAD_IMAGE
+export ADMIN_CHECK WORKLOAD_IMAGE LABELS FOCUS SKIP
 KEEP_CLUSTER ?=
 UPGRADE      ?= 1
 # make signoff and make matrix cover every DRA feature set a release lists,
@@ -184,21 +184,36 @@ preflight:
 	  --timeout '$(TIMEOUT)' --procs '$(PROCS)' --driver '$(DRIVER)' --device-class '$(DEVICE_CLASS)' --driver-namespace '$(DRIVER_NAMESPACE)' \
 	  --workload-image '$(WORKLOAD_IMAGE)' --admin-check "$$ADMIN_CHECK" $(EXISTING)
 
+# DEVICE_CLASS=a,b (with DRIVER): each class is a run of its own, its report
+# in $(ARTIFACTS)/classes/<class>, and a column of its own in the sign-off.
+comma := ,
+CLASSES := $(if $(findstring $(comma),$(DEVICE_CLASS)),$(subst $(comma), ,$(DEVICE_CLASS)))
+
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
 # Ctrl-C ends the release that runs (Ginkgo cleans up) and runs no other.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
 e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	@failed=""; interrupted=""; trap 'interrupted=1' INT; \
+	$(if $(CLASSES),rm -rf $(ARTIFACTS)/classes;) \
 	for v in $(K8S_VERSIONS); do \
 	  [ -z "$$interrupted" ] || break; \
 	  echo "=== e2e: Kubernetes $$v, profile $(PROFILE), DRA feature set $(FEATURES)"; \
 	  name=$(CLUSTER_NAME); \
 	  $(if $(and $(filter 1,$(KEEP_CLUSTER)),$(word 2,$(K8S_VERSIONS)),$(if $(EXISTING),,x)),name=$(CLUSTER_NAME)-$${v//./-}; echo "e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is $$name";) \
-	  $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v"; \
+	  $(if $(CLASSES),for c in $(CLASSES); do \
+	    [ -z "$$interrupted" ] || break; echo "=== e2e: DEVICE_CLASS=$$c"; \
+	    $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name DEVICE_CLASS=$$c ARTIFACTS=$(ARTIFACTS)/classes/$$c || failed="$$failed $$v (class $$c)"; \
+	  done;,$(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v";) \
 	done; \
-	go run ./e2e/cmd/signoff --artifacts $(ARTIFACTS) --releases '$(K8S_VERSIONS)' --features '$(FEATURES)' || true; \
+	signed=0; go run ./e2e/cmd/signoff $(if $(CLASSES),--cells $(ARTIFACTS)/classes --out $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
+	  --releases '$(K8S_VERSIONS)' --features '$(FEATURES)' || signed=$$?; \
 	if [ -n "$$interrupted" ]; then echo "e2e: interrupted; releases after it were not run"; exit 130; fi; \
-	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi
+	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi; \
+	case $$signed in \
+	  0) ;; \
+	  3) echo "e2e: what ran passed (exit 0), but it is not a sign-off: the verdict above says what was left out";; \
+	  *) echo "e2e: the specs passed, but the sign-off failed (exit 1): the verdict above says why"; exit 1;; \
+	esac
 
 # The sign-off matrix (e2e/matrix): every column (release x DRA feature
 # set, with its allocator) and its cells, as CI runs them: every release,

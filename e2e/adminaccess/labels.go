@@ -13,4 +13,5 @@ func checkLabelFilter() error { return labels.Check(ginkgo.GinkgoLabelFilter()) 
 // kep records the KEP requirement a spec covers, for report.md.
 func kep(requirement string) {
 	ginkgo.AddReportEntry(report.KEPEntry, requirement, ginkgo.ReportEntryVisibilityNever)
+	takeRequiredSkip()
 }

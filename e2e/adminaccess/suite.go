@@ -64,6 +64,11 @@ var (
 	// runningGates are the gates read from the nodes before teardown (nil
 	// where they could not be read).
 	runningGates map[profile.Component]string
+	// apiserverGates are kube-apiserver's DRA gates as its metrics report
+	// them, read before teardown on an existing cluster whose nodes are out
+	// of reach ("" where not read; apiserverGatesErr says why).
+	apiserverGates    string
+	apiserverGatesErr error
 	// startCommit is the suite's commit when the run started, seconds after
 	// Ginkgo compiled it: read at the end, a commit made during a long run
 	// would be named for code that did not run.
@@ -185,7 +190,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if r.SuiteConfig.DryRun {
 		return
 	}
-	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: cfg.ClusterName, Existing: cfg.Kubeconfig != "", Features: cfg.Features,
+	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: clusterProvenance(), Existing: cfg.Kubeconfig != "", Features: cfg.Features,
 		DeviceClass: cfg.DeviceClass}
 	if env != nil {
 		meta.Components = env.Components
@@ -202,6 +207,17 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 				meta.Gates[string(c)] = g
 			}
 			meta.GatesRead = true
+		} else if cfg.Kubeconfig != "" {
+			// An existing cluster's flags are not the profile's: what the
+			// API tells, and that the rest is out of reach.
+			for c := range meta.Gates {
+				meta.Gates[c] = unreachableGates
+			}
+			meta.Gates[string(profile.APIServer)] = apiserverGates
+			if apiserverGatesErr != nil {
+				meta.Gates[string(profile.APIServer)] = "not read: " + apiserverGatesErr.Error()
+			}
+			meta.GatesFrom = "read through the API, from kube-apiserver's metrics"
 		}
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
@@ -243,6 +259,8 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 		} else {
 			fmt.Fprintf(os.Stdout, "e2e: the components' gates could not be read from the nodes, the report lists the profile's: %v\n", err)
 		}
+	} else if cfg.Kubeconfig != "" {
+		apiserverGates, apiserverGatesErr = existingClusterGates(ctx)
 	}
 	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
 	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))

@@ -140,8 +140,11 @@ func (r Report) provenanceMarkdown() string {
 	sort.Strings(comps)
 	for _, c := range comps {
 		source := " (the profile's)"
-		if r.GatesRead {
+		switch {
+		case r.GatesRead:
 			source = " (read from the node)"
+		case r.GatesFrom != "":
+			source = " (" + r.GatesFrom + ")"
 		}
 		rows = append(rows, [2]string{"--feature-gates of " + c + source, r.Gates[c]})
 	}

@@ -72,6 +72,10 @@ type Meta struct {
 	// GatesRead: Gates were read from the nodes' files at the end of the
 	// run; otherwise they are what the profile set.
 	GatesRead bool `json:"gatesRead,omitempty"`
+	// GatesFrom says where Gates came from on an existing cluster whose
+	// nodes are out of reach (kube-apiserver's metrics), instead of the
+	// profile; "" otherwise.
+	GatesFrom string `json:"gatesFrom,omitempty"`
 	// FeatureSet is the DRA features kube-scheduler runs with, and
 	// Allocator the structured allocator's implementation that set selects
 	// (the release table's rule, read in the module).

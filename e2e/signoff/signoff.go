@@ -283,8 +283,11 @@ func (m Matrix) provenance() []provenance {
 				g = "release defaults"
 			}
 			label := "gates of " + k
-			if r.GatesRead {
+			switch {
+			case r.GatesRead:
 				label += " (read from the nodes)"
+			case r.GatesFrom != "":
+				label += " (" + r.GatesFrom + ")"
 			}
 			rows = append(rows, [2]string{label, g})
 		}

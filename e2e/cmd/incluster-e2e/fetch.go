@@ -89,22 +89,24 @@ func unpack(r io.Reader, dir string) error {
 	}
 }
 
-// verdictOf is the sign-off's line for the results, from each release
-// folder's report.json, as make e2e's last line reads.
-func verdictOf(results string) (string, error) {
+// verdictOf is the sign-off's line for the results and its exit code
+// (signoff.Exit*), from each release folder's report.json, as make e2e's
+// last lines read.
+func verdictOf(results string) (string, int, error) {
 	reports, _ := filepath.Glob(filepath.Join(results, "*", "report.json"))
 	if len(reports) == 0 {
-		return "", fmt.Errorf("the results hold no report.json (the suite ended before its report: see the Job's log)")
+		return "", signoff.ExitFailed, fmt.Errorf("the results hold no report.json (the suite ended before its report: see the Job's log)")
 	}
 	var runs []report.Report
 	for _, p := range reports {
 		r, err := report.Read(p)
 		if err != nil {
-			return "", err
+			return "", signoff.ExitFailed, err
 		}
 		runs = append(runs, r)
 	}
-	return signoff.Build(runs, func(r report.Report) string { return r.Release }).Verdict(), nil
+	m := signoff.Build(runs, func(r report.Report) string { return r.Release })
+	return m.Verdict(), m.ExitCode(), nil
 }
 
 // listFiles is dir's files, relative and sorted, on one line.

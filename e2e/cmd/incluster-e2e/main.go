@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
@@ -172,13 +173,23 @@ func run(args []string, getenv func(string) string, stdout io.Writer) (int, erro
 	if err := job.fetch(ctx, results); err != nil {
 		return 1, err
 	}
-	verdict, verr := verdictOf(results)
+	verdict, signed, verr := verdictOf(results)
 	say("results in %s: %s", results, listFiles(results))
 	if verr != nil {
 		return max(code, 1), verr
 	}
 	say("the suite exited %d", code)
-	fmt.Fprintln(stdout, verdict)
+	fmt.Fprintln(stdout, "signoff: "+verdict)
+	// The last line and the exit code say the same, as make e2e's do.
+	switch {
+	case code != 0:
+		say("failed: the suite exited %d (its log: %s)", code, filepath.Join(o.artifacts, "job.log"))
+	case signed == signoff.ExitLeftOut:
+		say("what ran passed (exit 0), but it is not a sign-off: the verdict above says what was left out")
+	case signed != signoff.ExitSignedOff:
+		say("the specs passed, but the sign-off failed (exit 1): the verdict above says why")
+		code = 1
+	}
 	return code, nil
 }
 

@@ -138,7 +138,7 @@ func suiteArgs(release, kubeconfig, artifacts string) []string {
 		"--output-dir=" + os.TempDir(), "--source-root=/",
 		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
 		"-ginkgo.json-report=" + filepath.Join(artifacts, "ginkgo-report.json"),
-		"-ginkgo.fail-on-empty", "-ginkgo.timeout=" + envOr("TIMEOUT", "90m"),
+		"-ginkgo.fail-on-empty", "-ginkgo.no-color", "-ginkgo.timeout=" + envOr("TIMEOUT", "90m"),
 	}
 	for flag, env := range map[string]string{"-ginkgo.label-filter=": "LABELS", "-ginkgo.focus=": "FOCUS", "-ginkgo.skip=": "SKIP"} {
 		if v := os.Getenv(env); v != "" {

@@ -109,8 +109,14 @@ func (a args) check(ctx context.Context) []string {
 		} else if testenv.CheckVendorArgs(a.kubeconfig, a.driver, a.deviceClass, a.adminCheck, a.workloadImage) != nil ||
 			testenv.CheckDriverNamespace(a.driver, a.driverNamespace) != nil {
 			// Already said by checkArgs; the cluster is not asked about names that are wrong anyway.
-		} else if err := testenv.PreflightVendorDriver(ctx, a.kubeconfig, a.driver, a.deviceClass, a.driverNamespace); err != nil {
-			out = append(out, err.Error())
+		} else {
+			// DEVICE_CLASS=a,b: each class is a column of its own, and each
+			// must hold on its own.
+			for _, class := range strings.Split(a.deviceClass, ",") {
+				if err := testenv.PreflightVendorDriver(ctx, a.kubeconfig, a.driver, strings.TrimSpace(class), a.driverNamespace); err != nil {
+					out = append(out, err.Error())
+				}
+			}
 		}
 	} else if dockerAnswers(ctx) {
 		// Without a Docker engine no kind cluster can exist, so the name is free.
