@@ -10,6 +10,14 @@
 # that the upstream driver itself prepared claims of the run. Everything it
 # made is removed at the end, whatever happened.
 #
+# The cluster is not left idle, as a vendor's is not: a tenant's pod holds a
+# device of the class on every node, and the run must be refused in one
+# line (exit 2); with one node freed it must run there, the tenant's other
+# pod and device untouched. ADMIN_CHECK's default asks for the variable
+# upstream's driver gives the very claim and request the suite says the
+# container got admin access through (DRA_DEVICE_CLAIM, DRA_DEVICE_REQUEST).
+# The tenant's claim is resource.k8s.io/v1: K8S_VERSION 1.34 or later.
+#
 # Needs Docker up and the release's node image (NODE_IMAGE, default present).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,14 +97,77 @@ echo "vendor-e2e: $driver publishes devices on $(tr '\n' ' ' <<<"$want")"
 # the part before '/'): the driver prepared that allocation for this
 # container, not merely some claim of the node.
 admin_check=${ADMIN_CHECK:-'v=$(printf "claim_%s_%s" "$DRA_DEVICE_CLAIM" "${DRA_DEVICE_REQUEST%%/*}" | tr -c "A-Za-z0-9" _); env | grep -qx "$v=true"'}
+vendor_e2e() {
+	make --no-print-directory e2e K8S_VERSION="$release" KUBECONFIG="$kubeconfig" CLUSTER_NAME="$name" \
+		DRIVER="$driver" DEVICE_CLASS="$class" WORKLOAD_IMAGE="$workload" ADMIN_CHECK="$admin_check" \
+		LABELS="${LABELS:-}" ARTIFACTS="$artifacts" "$@"
+}
+
+# A vendor's cluster is seldom idle: a tenant's pod holds a device of the
+# class on every node. The run must refuse in one line, before any spec,
+# and say what to do.
+tenant() { # node: a pod there holding one device of the class
+	kc apply -f - <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held-$1, namespace: tenant}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: $class}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tenant-$1, namespace: tenant}
+spec:
+  nodeName: $1
+  tolerations: [{operator: Exists}]
+  resourceClaims: [{name: gpu, resourceClaimName: held-$1}]
+  containers:
+  - name: c
+    image: $workload
+    imagePullPolicy: IfNotPresent
+    command: [sh, -c, "exec sleep 86400"]
+    resources: {claims: [{name: gpu}]}
+YAML
+}
+mkdir -p "$artifacts"
+kc create namespace tenant
+for node in $want; do tenant "$node"; done
+kc -n tenant wait --for=condition=Ready pod --all --timeout=2m
+held=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+echo "vendor-e2e: a tenant holds a device on every node: $held"
+busy_rc=0
+vendor_e2e >"$artifacts/busy.log" 2>&1 || busy_rc=$?
+refusal=$(grep -m1 'in use' "$artifacts/busy.log" || true)
+echo "vendor-e2e: with every node busy, make e2e exited $busy_rc: ${refusal:-no refusal printed}"
+failed=0
+if [ "$busy_rc" != 2 ] || [ -z "$refusal" ]; then
+	echo "vendor-e2e: a cluster with every node busy must be refused in one line, exit 2 (log: $artifacts.busy.log)" >&2
+	failed=1
+fi
+
+# One node freed: the run must use it, and leave the tenant's other pod and
+# its device alone.
+worker=$(kc get nodes -l '!node-role.kubernetes.io/control-plane' -o jsonpath='{.items[0].metadata.name}')
+kc -n tenant delete pod "tenant-$worker" --wait
+kc -n tenant delete resourceclaim "held-$worker" --wait
+kept=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+echo "vendor-e2e: node $worker freed; the tenant still holds $kept"
+
 rc=0
-make --no-print-directory e2e K8S_VERSION="$release" KUBECONFIG="$kubeconfig" CLUSTER_NAME="$name" \
-	DRIVER="$driver" DEVICE_CLASS="$class" WORKLOAD_IMAGE="$workload" ADMIN_CHECK="$admin_check" \
-	LABELS="${LABELS:-authz || allocation}" ARTIFACTS="$artifacts" || rc=$?
+vendor_e2e || rc=$?
+after=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+phases=$(kc -n tenant get pods -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase} {end}')
+echo "vendor-e2e: after the run the tenant holds $after ($phases)"
+if [ "$after" != "$kept" ] || [[ "$phases" != *=Running* ]]; then
+	echo "vendor-e2e: the run disturbed the tenant's claim or pod" >&2
+	failed=1
+fi
 
 # The specs passing is not enough: the claims must have been prepared by
 # upstream's plugin (it logs each prepare at -v=3), not by anything of ours.
-failed=0
 mkdir -p "$artifacts"
 driver_logs >"$artifacts/upstream-driver.log"
 prepared=$(grep -c 'CDI file(s) created' "$artifacts/upstream-driver.log" || true)

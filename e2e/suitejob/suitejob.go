@@ -11,7 +11,9 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/template"
 
@@ -112,6 +114,19 @@ func render(name, text string, v Values) ([]byte, error) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// ReportPaths are the report.json files of a results folder as the
+// entrypoint writes it: <release>/report.json, and with several device
+// classes classes/<class>/<release>/report.json. None is an error: the
+// suite ended before its report.
+func ReportPaths(results string) ([]string, error) {
+	one, _ := filepath.Glob(filepath.Join(results, "*", "report.json"))
+	per, _ := filepath.Glob(filepath.Join(results, "classes", "*", "*", "report.json"))
+	if all := append(one, per...); len(all) > 0 {
+		return all, nil
+	}
+	return nil, fmt.Errorf("%s holds no report.json: the suite ended before writing its report (see its log)", results)
 }
 
 // BuildImage compiles the suite (go test -c) and its entrypoint, static,

@@ -93,12 +93,12 @@ func unpack(r io.Reader, dir string) error {
 // (signoff.Exit*), from each release folder's report.json, as make e2e's
 // last lines read.
 func verdictOf(results string) (string, int, error) {
-	reports, _ := filepath.Glob(filepath.Join(results, "*", "report.json"))
-	if len(reports) == 0 {
-		return "", signoff.ExitFailed, fmt.Errorf("the results hold no report.json (the suite ended before its report: see the Job's log)")
+	paths, err := suitejob.ReportPaths(results)
+	if err != nil {
+		return "", signoff.ExitFailed, err
 	}
 	var runs []report.Report
-	for _, p := range reports {
+	for _, p := range paths {
 		r, err := report.Read(p)
 		if err != nil {
 			return "", signoff.ExitFailed, err

@@ -41,6 +41,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
+	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 )
 
 // The suite's files inside the image (suite-image puts them there).
@@ -91,29 +92,15 @@ func run(ctx context.Context) (int, error) {
 			return 2, err
 		}
 	}
-	artifacts := filepath.Join(results, release)
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		return 2, err
-	}
-	args := suiteArgs(release, kubeconfig, artifacts)
-	fmt.Printf("incluster: %s %s\n", suiteBinary, strings.Join(args, " "))
-	cmd := exec.CommandContext(ctx, suiteBinary, args...)
-	log, err := os.Create(filepath.Join(artifacts, "e2e.log"))
-	if err != nil {
-		return 2, err
-	}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, log), io.MultiWriter(os.Stderr, log)
 	code := 0
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			log.Close()
+	for _, run := range classRuns(results, release, os.Getenv("DEVICE_CLASS")) {
+		c, err := runSuite(ctx, suiteArgs(release, kubeconfig, run.artifacts, run.class), run.artifacts)
+		if err != nil {
 			return 2, err
 		}
-		code = exit.ExitCode()
+		code = max(code, c)
 	}
-	log.Close()
-	if err := writeSignoff(results, release); err != nil {
+	if err := writeSignoff(results); err != nil {
 		fmt.Fprintln(os.Stderr, "incluster: sign-off:", err)
 		code = max(code, 1)
 	}
@@ -123,16 +110,56 @@ func run(ctx context.Context) (int, error) {
 	return code, nil
 }
 
+// classRun is one run of the suite: DEVICE_CLASS=a,b runs it once per
+// class, each its own sign-off column, as make e2e does.
+type classRun struct{ class, artifacts string }
+
+func classRuns(results, release, classes string) []classRun {
+	if !strings.Contains(classes, ",") {
+		return []classRun{{classes, filepath.Join(results, release)}}
+	}
+	var out []classRun
+	for _, c := range strings.Split(classes, ",") {
+		c = strings.TrimSpace(c)
+		out = append(out, classRun{c, filepath.Join(results, "classes", c, release)})
+	}
+	return out
+}
+
+// runSuite runs the compiled suite with args, its output also in
+// artifacts/e2e.log, and returns its exit code.
+func runSuite(ctx context.Context, args []string, artifacts string) (int, error) {
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		return 0, err
+	}
+	fmt.Printf("incluster: %s %s\n", suiteBinary, strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, suiteBinary, args...)
+	log, err := os.Create(filepath.Join(artifacts, "e2e.log"))
+	if err != nil {
+		return 0, err
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, log), io.MultiWriter(os.Stderr, log)
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return 0, err
+		}
+		return exit.ExitCode(), nil
+	}
+	return 0, nil
+}
+
 // suiteArgs are the flags make e2e gives the suite against an existing
 // cluster, from the same variables. One process: the Ginkgo CLI, which
 // runs specs in parallel, is not in the image.
-func suiteArgs(release, kubeconfig, artifacts string) []string {
+func suiteArgs(release, kubeconfig, artifacts, class string) []string {
 	args := []string{
 		"--kubeconfig=" + kubeconfig, "--release=" + release, "--artifacts=" + artifacts,
 		"--cluster-name=" + envOr("CLUSTER_NAME", inClusterName),
 		"--features=" + envOr("FEATURES", "defaults"), "--profile=" + envOr("PROFILE", "default"),
 		"--testdriver-image=" + os.Getenv("TESTDRIVER_IMAGE"),
-		"--driver=" + os.Getenv("DRIVER"), "--device-class=" + os.Getenv("DEVICE_CLASS"),
+		"--driver=" + os.Getenv("DRIVER"), "--device-class=" + class,
 		"--driver-namespace=" + os.Getenv("DRIVER_NAMESPACE"),
 		"--workload-image=" + os.Getenv("WORKLOAD_IMAGE"), "--admin-check=" + os.Getenv("ADMIN_CHECK"),
 		"--output-dir=" + os.TempDir(), "--source-root=/",
@@ -184,13 +211,24 @@ func serverMinor(cfg *rest.Config) (string, error) {
 }
 
 // writeSignoff writes signoff.md, signoff.html and signoff.json beside the
-// release's folder.
-func writeSignoff(results, release string) error {
-	r, err := report.Read(filepath.Join(results, release, "report.json"))
+// runs' folders, from every report.json of the results (one per release
+// and, with several classes, per class).
+func writeSignoff(results string) error {
+	paths, err := suitejob.ReportPaths(results)
 	if err != nil {
 		return err
 	}
-	m := signoff.Build([]report.Report{r}, func(r report.Report) string { return r.Release })
+	var runs []report.Report
+	dirs := map[string]string{} // a run's folder by its column
+	for _, p := range paths {
+		r, err := report.Read(p)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+		dirs[r.Column()], _ = filepath.Rel(results, filepath.Dir(p))
+	}
+	m := signoff.Build(runs, func(r report.Report) string { return dirs[r.Column()] })
 	fmt.Printf("incluster: signoff: %s\n", m.Verdict())
 	return m.Write(results)
 }

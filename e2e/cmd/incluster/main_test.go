@@ -16,8 +16,10 @@ func TestSuiteArgs(t *testing.T) {
 	t.Setenv("FOCUS", "")
 	t.Setenv("DRIVER", "gpu.example.com")
 	t.Setenv("ADMIN_CHECK", `nvidia-smi -L`)
-	args := suiteArgs("1.35", "/tmp/kc", "/results/1.35")
+	t.Setenv("FEATURES", "alpha")
+	args := suiteArgs("1.35", "/tmp/kc", "/results/1.35", "gpu-class")
 	for _, want := range []string{"--kubeconfig=/tmp/kc", "--release=1.35", "--artifacts=/results/1.35", "-ginkgo.label-filter=authz || allocation",
+		"--device-class=gpu-class", "--features=alpha", "--profile=default",
 		"--driver=gpu.example.com", "--admin-check=nvidia-smi -L", "-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args lack %q: %v", want, args)
@@ -27,6 +29,16 @@ func TestSuiteArgs(t *testing.T) {
 		if a == "-ginkgo.focus=" {
 			t.Errorf("an empty focus was passed")
 		}
+	}
+}
+
+// DEVICE_CLASS=a,b is one run per class, each in a folder of its own.
+func TestClassRuns(t *testing.T) {
+	if got := classRuns("/r", "1.35", "gpu"); !slices.Equal(got, []classRun{{"gpu", "/r/1.35"}}) {
+		t.Errorf("one class: %v", got)
+	}
+	if got := classRuns("/r", "1.35", "a, b"); !slices.Equal(got, []classRun{{"a", "/r/classes/a/1.35"}, {"b", "/r/classes/b/1.35"}}) {
+		t.Errorf("two classes: %v", got)
 	}
 }
 
