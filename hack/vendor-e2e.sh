@@ -106,7 +106,8 @@ vendor_e2e() {
 # A vendor's cluster is seldom idle: a tenant's pod holds a device of the
 # class on every node. The run must refuse in one line, before any spec,
 # and say what to do.
-tenant() { # node: a pod there holding one device of the class
+tenant() { # node: a pod there holding one device of the class (kube-scheduler
+	# allocates claims: a pod given a nodeName outright would never get one)
 	kc apply -f - <<YAML
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -121,7 +122,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: tenant-$1, namespace: tenant}
 spec:
-  nodeName: $1
+  nodeSelector: {kubernetes.io/hostname: $1}
   tolerations: [{operator: Exists}]
   resourceClaims: [{name: gpu, resourceClaimName: held-$1}]
   containers:
