@@ -17,10 +17,12 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/nodeimage"
+	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -42,20 +44,42 @@ type Image struct {
 // reference.
 var Specs = []string{string(Auto), string(Pull), string(Build), string(Present)}
 
-// imageRef is the shape of an image reference: [registry[:port]/]path[:tag][@sha256:digest].
-var imageRef = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`)
-
 // CheckSpec says why spec is neither a source word nor an image reference.
+// A reference must name its tag or digest: kind and Docker would take
+// "latest" for a bare name, which is never a node image this suite pins.
 func CheckSpec(spec string) error {
 	for _, s := range Specs {
 		if spec == s {
 			return nil
 		}
 	}
-	if strings.Contains(spec, ":") && imageRef.MatchString(spec) {
+	if isImageRef(spec) {
 		return nil
 	}
 	return fmt.Errorf("%q is neither a source (%s) nor an image reference such as kindest/node:v1.35.0", spec, strings.Join(Specs, ", "))
+}
+
+// isImageRef says whether spec is an image reference with a tag or digest
+// of its own ([registry[:port]/]path[:tag][@digest]), read by pkg/name.
+func isImageRef(spec string) bool {
+	// No default tag, so that a reference without one shows.
+	ref, err := name.ParseReference(spec, name.WithDefaultTag(""))
+	if err != nil || ref.Identifier() == "" {
+		return false
+	}
+	// pkg/name checks the path's characters only; Docker refuses "a//b" or
+	// "-a", but only once the run has got that far. A tag Docker refuses
+	// (one that starts with '.' or '-') is refused here for the same reason
+	// (beside a digest, pkg/name keeps no tag to look at).
+	for _, c := range strings.Split(ref.Context().RepositoryStr(), "/") {
+		if !registryhost.PathComponent(c) {
+			return false
+		}
+	}
+	if t, ok := ref.(name.Tag); ok && strings.IndexAny(t.TagStr(), ".-") == 0 {
+		return false
+	}
+	return true
 }
 
 // New is the source spec names: auto (an image already here, else kind's

@@ -28,6 +28,30 @@ func TestCheckSpecTakesTheWordsAndImageReferences(t *testing.T) {
 	}
 }
 
+// The shapes where pkg/name and Docker could part ways: a host with a
+// port, localhost, a digest with or without a tag, no registry.
+func TestCheckSpecEdgeCases(t *testing.T) {
+	digest := "@sha256:" + strings.Repeat("a", 64)
+	for _, ok := range []string{
+		"localhost:5001/kindest/node:v1.35.0", "localhost/kindest/node:v1.35.0", "127.0.0.1:5001/node:v1",
+		"[::1]:5001/kindest/node:v1", "kindest/node" + digest, "kindest/node:v1.35.8" + digest, "node:v1",
+		"registry.example.com/a__b/c--d:v1_2",
+	} {
+		if err := CheckSpec(ok); err != nil {
+			t.Errorf("CheckSpec(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		"kindest//node:v1", "-kindest/node:v1", "kindest/node-:v1", "kindest/node:.v1", "kindest/node:-v1",
+		"kindest/node@sha256:1", "http://localhost:5001/kindest/node:v1", "a b:v1", "localhost:port/node:v1",
+		"localhost:5001/kindest/node",
+	} {
+		if err := CheckSpec(bad); err == nil || !strings.Contains(err.Error(), "neither a source") {
+			t.Errorf("CheckSpec(%q) = %v, want a refusal", bad, err)
+		}
+	}
+}
+
 // The seam: whether an image was pulled or built is nodesource's business
 // alone. Go keeps internal/ to this folder; this keeps every other package
 // under it (a sibling of internal/ would be importable) out of reach too, so

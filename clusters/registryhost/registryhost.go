@@ -1,24 +1,50 @@
 // Package registryhost is the one rule for how an image registry is reached
 // without TLS: the pusher (testdriver/push) and the nodes of a cluster the
 // suite creates (kindcluster's containerd hosts.toml) must agree on it, or
-// preflight accepts a registry that the nodes then cannot pull from.
+// preflight accepts a registry that the nodes then cannot pull from. It
+// reads references with go-containerregistry's pkg/name, the suite's one
+// reference parser, and keeps beside it the one part of the distribution
+// grammar pkg/name leaves loose (PathComponent), which the pusher and the
+// node image source both check.
 package registryhost
 
 import (
 	"net"
+	"regexp"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // Of is the registry part of an image reference ("localhost:5001" of
-// "localhost:5001/dra/testdriver:1"), or "" where the first part names no
-// registry (a Docker Hub path such as "dra/testdriver:1").
+// "localhost:5001/dra/testdriver:1"), or "" where the reference names no
+// registry (a Docker Hub path such as "dra/testdriver:1" or
+// "kindest/node:v1.35.0", which Docker and kind pull from docker.io) or is
+// no reference at all. pkg/name names Docker Hub "index.docker.io" when a
+// reference spells it out ("docker.io/x:1").
 func Of(ref string) string {
-	host, _, ok := strings.Cut(ref, "/")
-	if !ok || !strings.ContainsAny(host, ".:") && host != "localhost" {
+	// Only the name before a digest says where the image is: a digest
+	// pkg/name would refuse (kindcluster's tests pin "…@sha256:1") is for
+	// the registry to judge and must not hide the host.
+	named, _, _ := strings.Cut(ref, "@")
+	// No default registry: pkg/name would otherwise fill in Docker Hub,
+	// and the callers ask whether the reference names a registry at all.
+	t, err := name.NewTag(named, name.WithDefaultRegistry(""))
+	if err != nil {
 		return ""
 	}
-	return host
+	return t.RegistryStr()
 }
+
+// pathComponent is one component of a repository path as the OCI
+// distribution spec defines it.
+var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+
+// PathComponent says whether s is one component of a repository path
+// ("dra", "kind-e2e", "my_images"). pkg/name checks a repository by its
+// characters alone, so "a//b", "-a" or "a-" pass it and fail only at the
+// registry or in Docker, after the suite has built or pushed something.
+func PathComponent(s string) bool { return pathComponent.MatchString(s) }
 
 // hostname strips the port and IPv6 brackets: "h", "h:port", "[v6]" or
 // "[v6]:port".

@@ -1,6 +1,9 @@
 package registryhost
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOfLoopbackAndPlainHTTP(t *testing.T) {
 	for ref, want := range map[string]struct {
@@ -23,6 +26,44 @@ func TestOfLoopbackAndPlainHTTP(t *testing.T) {
 		host := Of(ref)
 		if host != want.host || Loopback(host) != want.loopback || PlainHTTP(host) != want.plain {
 			t.Errorf("%s: host %q loopback %t plain HTTP %t, want %+v", ref, host, Loopback(host), PlainHTTP(host), want)
+		}
+	}
+}
+
+// Of reads references with pkg/name; these are the shapes where a hand
+// split and pkg/name could part ways.
+func TestOfEdgeCases(t *testing.T) {
+	digest := "@sha256:" + strings.Repeat("a", 64)
+	for ref, want := range map[string]string{
+		"localhost:5001/dra/td:1" + digest:   "localhost:5001", // a digest-pinned tag
+		"localhost:5001/dra/td" + digest:     "localhost:5001", // a digest alone
+		"127.0.0.1:5001/td@sha256:1":         "127.0.0.1:5001", // a digest pkg/name refuses
+		"registry.example.com:443/team/td:1": "registry.example.com:443",
+		"localhost/td":                       "localhost", // no tag
+		"[fd00::1]:5000/dra/td:1" + digest:   "[fd00::1]:5000",
+		"kindest/node:v1.35.0":               "", // Docker Hub, as kind and Docker read it
+		"kind-e2e/node:v1.35.4-abc":          "",
+		"kindest/node:v1.35.0" + digest:      "",
+		"td:1":                               "",
+		"docker.io/kindest/node:v1.35.0":     "index.docker.io", // pkg/name's name for Docker Hub
+		"localhost:5001":                     "",                // a host alone is a repository and its tag
+		"localhost:5001/DRA/td:1":            "",                // no reference
+		"localhost:port/td:1":                "",
+		"":                                   "",
+	} {
+		if got := Of(ref); got != want {
+			t.Errorf("Of(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+func TestPathComponent(t *testing.T) {
+	for s, want := range map[string]bool{
+		"dra": true, "kind-e2e": true, "my_images": true, "a__b": true, "a--b": true, "v1.35": true,
+		"": false, "-a": false, "a-": false, "a___b": false, "A": false, "a:1": false, "a/b": false, ".a": false,
+	} {
+		if got := PathComponent(s); got != want {
+			t.Errorf("PathComponent(%q) = %t, want %t", s, got, want)
 		}
 	}
 }

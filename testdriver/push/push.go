@@ -15,7 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
+	"path"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -31,8 +31,7 @@ import (
 // nameOptions mark a reference's registry insecure (plain HTTP allowed)
 // when it is on a loopback or private address.
 func nameOptions(ref string) []name.Option {
-	host, _, _ := strings.Cut(ref, "/")
-	if registryhost.PlainHTTP(host) {
+	if registryhost.PlainHTTP(registryhost.Of(ref)) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
@@ -66,10 +65,6 @@ func remoteOptions(ctx context.Context) []remote.Option {
 	}
 }
 
-// pathComponent is one component of a repository path, as the OCI
-// distribution spec defines it.
-var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-
 // Reference is where the built image (tag "kind-e2e/testdriver:abc") goes
 // in REGISTRY ("localhost:5001/dra"): "localhost:5001/dra/testdriver:abc".
 // REGISTRY is a registry host with an optional path, or a Docker Hub
@@ -79,16 +74,16 @@ func Reference(registry, tag string) (string, error) {
 	if err := checkPrefix(prefix); err != nil {
 		return "", fmt.Errorf("REGISTRY=%q is not a registry and path such as localhost:5001/dra or registry.example.com/team: %s", registry, err)
 	}
-	colon := strings.LastIndex(tag, ":")
-	if colon <= strings.LastIndex(tag, "/") || colon == len(tag)-1 {
-		return "", fmt.Errorf("image tag %q has no version", tag)
-	}
-	src, err := name.NewTag(tag)
+	// A trailing colon is a version left out, as a missing colon is; pkg/name
+	// would call it malformed and hide what is missing.
+	src, err := name.NewTag(strings.TrimSuffix(tag, ":"), name.WithDefaultTag(""))
 	if err != nil {
 		return "", fmt.Errorf("image tag %q: %v", tag, err)
 	}
-	repo := src.RepositoryStr()
-	ref := prefix + "/" + repo[strings.LastIndex(repo, "/")+1:] + ":" + src.TagStr()
+	if src.TagStr() == "" {
+		return "", fmt.Errorf("image tag %q has no version", tag)
+	}
+	ref := prefix + "/" + path.Base(src.RepositoryStr()) + ":" + src.TagStr()
 	if _, err := name.NewTag(ref, nameOptions(ref)...); err != nil {
 		return "", fmt.Errorf("REGISTRY=%q gives %q, which is not an image reference: %v", registry, ref, err)
 	}
@@ -96,6 +91,9 @@ func Reference(registry, tag string) (string, error) {
 }
 
 // checkPrefix says what is wrong with a repository prefix, in a few words.
+// pkg/name tells the registry host from the path; the distribution spec's
+// grammar of each path component (registryhost.PathComponent) is checked
+// here, as pkg/name checks only the characters.
 func checkPrefix(prefix string) error {
 	if prefix == "" {
 		return errors.New("it is empty")
@@ -106,23 +104,36 @@ func checkPrefix(prefix string) error {
 	if strings.ContainsAny(prefix, "@ \t") {
 		return errors.New("it holds a digest or a space")
 	}
+	// Every component but the first is path, whatever pkg/name makes of the
+	// first: checked before it, each gets its own reason.
 	parts := strings.Split(prefix, "/")
-	if first := parts[0]; strings.ContainsAny(first, ".:") || strings.EqualFold(first, "localhost") || strings.HasPrefix(first, "[") {
-		if _, err := name.NewRegistry(first, name.StrictValidation); err != nil {
-			return fmt.Errorf("%q is not a registry host", first)
+	for _, p := range parts[1:] {
+		if err := checkComponent(p); err != nil {
+			return err
 		}
-		parts = parts[1:]
 	}
-	for _, p := range parts {
-		if p == "" {
-			return errors.New("it has an empty path component")
-		}
-		if strings.Contains(p, ":") {
-			return fmt.Errorf("path component %q holds a tag; give the path only", p)
-		}
-		if !pathComponent.MatchString(p) {
-			return fmt.Errorf("path component %q must be lowercase letters and digits, joined by . _ __ or -", p)
-		}
+	// "x" stands for the image's name, so that a bare host ("localhost:5001")
+	// parses as a repository too; no default registry, so that a Docker Hub
+	// namespace ("dra") is told from a host.
+	repo, err := name.NewRepository(prefix+"/x", name.WithDefaultRegistry(""))
+	if err != nil {
+		return fmt.Errorf("%q is neither a registry host nor a path component", parts[0])
+	}
+	if repo.RegistryStr() == "" {
+		return checkComponent(parts[0])
+	}
+	return nil
+}
+
+// checkComponent says what is wrong with one component of a repository path.
+func checkComponent(p string) error {
+	switch {
+	case p == "":
+		return errors.New("it has an empty path component")
+	case strings.Contains(p, ":"):
+		return fmt.Errorf("path component %q holds a tag; give the path only", p)
+	case !registryhost.PathComponent(p):
+		return fmt.Errorf("path component %q must be lowercase letters and digits, joined by . _ __ or -", p)
 	}
 	return nil
 }

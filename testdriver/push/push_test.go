@@ -245,3 +245,39 @@ func TestTransportRefusesPlainHTTPElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// The edge cases of reading references with pkg/name: a host with a port,
+// localhost, a digest-pinned tag, no registry.
+func TestReferenceEdgeCases(t *testing.T) {
+	for _, c := range []struct{ registry, tag, want string }{
+		{"localhost", "kind-e2e/testdriver:abc", "localhost/testdriver:abc"},
+		{"registry.example.com:443/team", "kind-e2e/testdriver:abc", "registry.example.com:443/team/testdriver:abc"},
+		{"docker.io/team", "kind-e2e/testdriver:abc", "docker.io/team/testdriver:abc"},
+		{"dra/sub", "testdriver:abc", "dra/sub/testdriver:abc"}, // a tag without a path, Docker Hub prefix
+	} {
+		if got, err := Reference(c.registry, c.tag); err != nil || got != c.want {
+			t.Errorf("Reference(%q, %q) = %q, %v; want %q", c.registry, c.tag, got, err, c.want)
+		}
+	}
+	// A tag pinned by a digest is not what testdriver/image builds.
+	pinned := "kind-e2e/testdriver:abc@sha256:" + strings.Repeat("a", 64)
+	if _, err := Reference("localhost:5001/dra", pinned); err == nil || !strings.HasPrefix(err.Error(), "image tag ") {
+		t.Errorf("a digest-pinned tag: %v", err)
+	}
+	// pkg/name takes "LOCALHOST" for a path, which cannot be upper case.
+	if _, err := Reference("LOCALHOST/dra", "kind-e2e/testdriver:abc"); err == nil || !strings.Contains(err.Error(), "is not a registry and path") {
+		t.Errorf("LOCALHOST: %v", err)
+	}
+}
+
+func TestPlainHTTPForDigestPinnedReferences(t *testing.T) {
+	digest := "@sha256:" + strings.Repeat("a", 64)
+	for ref, insecure := range map[string]bool{
+		"localhost:5001/dra/td:1" + digest: true, "127.0.0.1:5001/td" + digest: true,
+		"registry.example.com/td:1" + digest: false, "dra/td" + digest: false,
+	} {
+		if got := len(nameOptions(ref)) > 0; got != insecure {
+			t.Errorf("%s: plain HTTP %t, want %t", ref, got, insecure)
+		}
+	}
+}
