@@ -133,11 +133,16 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 	pipeline := []action{
 		{"kind create", func(ctx context.Context, c *Cluster) error {
 			created = true
-			return c.provider.Create(o.Name,
+			err := c.provider.Create(o.Name,
 				cluster.CreateWithRawConfig(raw),
 				cluster.CreateWithKubeconfigPath(o.KubeconfigPath),
 				cluster.CreateWithDisplayUsage(false),
 				cluster.CreateWithDisplaySalutation(false))
+			// A failed kubeadm init's output goes beside the kubeconfig, the
+			// one folder this create writes to (the run's output folder for
+			// the suite and for e2e-cluster's default), since kind's error
+			// drops it (createoutput.go).
+			return keepRunOutput(err, filepath.Dir(o.KubeconfigPath), "kind-create-"+o.Name+".log")
 		}},
 		{"client", func(ctx context.Context, c *Cluster) error { return c.connect() }},
 		{"plain-HTTP registries", func(ctx context.Context, c *Cluster) error {
