@@ -21,26 +21,31 @@ import (
 // reached, and the process's one client set, made when the cluster first
 // answers. Nothing below it resolves a flag again or dials anew: Setup,
 // Connect and Teardown take the plan.
+//
+// A Plan does not change after Resolve: no field is assigned again, and
+// what depends on the cluster that booted (the release at its patch, a
+// kind handle) is made where it is used (Connect, kind) rather than
+// written back into the plan, so nothing handed out earlier changes under
+// its holder. The one thing made later is the client set the plan points
+// to, filled once when the cluster first answers and never replaced.
 type Plan struct {
 	Config
 	// Rel is the release with the run's feature set folded in, at the
-	// release table's patch (Connect moves it to the patch that booted).
+	// release table's patch (Connect's Env has it at the patch that booted).
 	Rel  release.Release
 	Prof profile.Profile
-	// clients is the process's client set; nil until the cluster answers
+	// clients is the process's client set, empty until the cluster answers
 	// (at Resolve for an existing cluster, after its creation for one the
 	// suite makes, at Connect in the other processes).
 	clients *clients
-	// cluster is this process's handle on a kind cluster of this machine,
-	// made once, on the same clients.
-	cluster *kindcluster.Cluster
 	// vendorDevices are the devices of a driver of the user's own that its
 	// class selects, per node, as Resolve read them (Setup uses them).
 	vendorDevices map[string][]Device
 }
 
 // clients is one client set: every client of a process is made from one
-// configuration (kindcluster.ClientConfig's rate limits).
+// configuration (kindcluster.ClientConfig's rate limits). The zero value is
+// the set of a process whose cluster has not answered yet.
 type clients struct {
 	config  *rest.Config
 	typed   kubernetes.Interface
@@ -64,41 +69,42 @@ func newClients(config *rest.Config, typed kubernetes.Interface) (*clients, erro
 
 // dial makes the process's client set from a kubeconfig, where it has none.
 func (p *Plan) dial(kubeconfig string) error {
-	if p.clients != nil {
+	if p.clients.typed != nil {
 		return nil
 	}
 	config, err := kindcluster.ClientConfig(kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
-	p.clients, err = newClients(config, nil)
-	return err
+	cs, err := newClients(config, nil)
+	if err != nil {
+		return err
+	}
+	*p.clients = *cs
+	return nil
 }
 
 // adopt takes the clients of a cluster the suite just made as the
-// process's.
+// process's: it has none yet, since no kubeconfig named a cluster.
 func (p *Plan) adopt(c *kindcluster.Cluster) error {
+	if p.clients.typed != nil {
+		return fmt.Errorf("cluster %s: the process has a client set already", c.Name)
+	}
 	cs, err := newClients(c.Config, c.Client)
 	if err != nil {
 		return err
 	}
-	p.clients = cs
+	*p.clients = *cs
 	return nil
 }
 
-// kind is the process's handle on the kind cluster name, attached once on
-// the process's clients; rel is the release it runs, at the patch known
-// by then (Connect knows the one that booted).
+// kind attaches a handle on the kind cluster name for release rel (at the
+// patch its caller knows: the table's in Setup, the one that booted in
+// Connect), on the process's clients. Each call makes a handle of its own
+// and keeps none: the handle Connect gives the specs is never one that
+// Setup holds, and no caller's release is overwritten by another's.
 func (p *Plan) kind(name string, rel release.Release, kubeconfig string) (*kindcluster.Cluster, error) {
-	if p.cluster == nil {
-		c, err := kindcluster.AttachWith(name, rel, kubeconfig, p.clients.config, p.clients.typed)
-		if err != nil {
-			return nil, err
-		}
-		p.cluster = c
-	}
-	p.cluster.Release = rel
-	return p.cluster, nil
+	return kindcluster.AttachWith(name, rel, kubeconfig, p.clients.config, p.clients.typed)
 }
 
 // Resolve turns a process's flags into its plan and refuses bad input in
@@ -126,7 +132,7 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 	if err := CheckDriverNamespace(cfg.Driver, cfg.DriverNamespace); err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Rel: rel, Prof: prof}
+	p := &Plan{Config: cfg, Rel: rel, Prof: prof, clients: &clients{}}
 	if cfg.Kubeconfig == "" {
 		if err := prof.CheckRunnable(rel); err != nil {
 			return nil, err
