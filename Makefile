@@ -151,7 +151,8 @@ INCLUSTER_VARS := $(foreach v,K8S_VERSION FEATURES PROFILE LABELS FOCUS SKIP TIM
   $(if $(filter command line environment environment override,$(origin $(v))),$(v)='$(value $(v))'))
 incluster-e2e:
 	@$(if $(EXISTING),,echo "incluster-e2e: give KUBECONFIG=path on the command line (the cluster to run in)" >&2; exit 2;) \
-	env $(INCLUSTER_VARS) go run ./e2e/cmd/incluster-e2e --kubeconfig '$(abspath $(KUBECONFIG))' \
+	go build -o $(BIN)/incluster-e2e ./e2e/cmd/incluster-e2e; \
+	env $(INCLUSTER_VARS) $(BIN)/incluster-e2e --kubeconfig '$(abspath $(KUBECONFIG))' \
 	  --registry '$(REGISTRY)' --suite-image '$(SUITE_IMAGE)' --artifacts $(ARTIFACTS)/incluster --out $(OUT) $(if $(filter 1,$(KEEP)),--keep)
 
 # incluster-e2e-kind: the proof of incluster-e2e on a kind cluster treated as
