@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,13 +68,8 @@ func devicesInUse(devices map[string][]Device, claims []resourceapi.ResourceClai
 // inUseText is "node-a: gpu-0 by ns/claim, gpu-1 by ns/other; node-b: …",
 // nodes by name, at most three devices a node, for one line.
 func inUseText(inUse map[string][]DeviceUse) string {
-	var nodes []string
-	for n := range inUse {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
 	var parts []string
-	for _, n := range nodes {
+	for _, n := range slices.Sorted(maps.Keys(inUse)) {
 		var uses []string
 		for i, u := range inUse[n] {
 			if i == 3 {
@@ -103,13 +100,8 @@ func refuseAllInUse(class string, devices map[string][]Device, inUse map[string]
 // so "every device of the node in use" is out of the specs' reach, and an
 // admin-access claim for one of them meets kubernetes/kubernetes#140729.
 func refuseSharedCounters(class string, devices map[string][]Device) error {
-	var nodes []string
-	for n := range devices {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
 	var parts []string
-	for _, n := range nodes {
+	for _, n := range slices.Sorted(maps.Keys(devices)) {
 		var names []string
 		for _, d := range devices[n] {
 			if d.SharesCounters {
