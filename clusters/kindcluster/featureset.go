@@ -75,7 +75,7 @@ func (c *Cluster) MoveSchedulerTo(ctx context.Context, set release.FeatureSet) (
 			}
 			return maps.Equal(got, want) && nodeconfig.CommandFlag(args, "vmodule") == vmodule, ""
 		}}
-	err = c.restarter().restart(ctx, change{node: cp, current: current, edited: map[profile.Component][]byte{profile.Scheduler: edited},
+	_, err = c.restart(ctx, change{node: cp, current: current, edited: map[profile.Component][]byte{profile.Scheduler: edited},
 		target: always(moved)})
 	return time.Since(start), err
 }

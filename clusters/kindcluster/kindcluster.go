@@ -58,6 +58,9 @@ type Cluster struct {
 	// discards them. Create sets it to Options.Progress.
 	Progress io.Writer
 	provider *cluster.Provider
+	// ways is the caller every restart goes through (restarter.go), with
+	// what it learnt of this cluster: whether the fast restart fits it.
+	ways *restarters
 }
 
 // elapsed is the time since t, to a tenth of a second, as progress lines

@@ -91,14 +91,26 @@ type componentWait struct {
 	// oldHash is its mirror pod's config hash before the restart ("" for
 	// none): the kubelet has published the new pod once it differs.
 	oldHash string
+	// uid, where set, is the UID the new manifest gives the pod: the
+	// kubelet has published the new pod once the config hash is that UID
+	// (the kubelet's config hash of a pod whose manifest sets a UID). The
+	// plain restart sets it, as it knows no old hash for sure after a fast
+	// attempt that fell back.
+	uid string
+	// oldPID, where set, is the process that ran before the restart: until
+	// it has gone the new pod has not started (the kubelet starts a static
+	// pod only once its predecessor of that name has finished), though the
+	// old process may show the target as well.
+	oldPID string
 	target
 }
 
-// waitComponent waits until comp runs a process that inForce accepts, that
+// waitComponent waits until comp runs a process (other than oldPID, where
+// set) that inForce accepts, that
 // process answers on its health endpoint, a read of its mirror pod succeeds
 // (for kube-apiserver: and RBAC grants kube-scheduler's watch, see
 // rbacNotReady), and (but for kube-apiserver) the kubelet has published the
-// new mirror pod (config hash other than oldHash), which port-forwards to
+// new mirror pod (config hash other than oldHash, or uid where set), which port-forwards to
 // its metrics need; on the way it deletes a stale mirror pod and
 // kube-controller-manager's stale lease. kube-apiserver's wait lifts the
 // hold on its clients when it ends, served or not. It ends when the component
@@ -120,6 +132,10 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, w componentW
 		last = p
 		seen = p.brief()
 		if p.PID == "" {
+			return false, nil
+		}
+		if p.PID == w.oldPID {
+			seen += ", the process from before the restart"
 			return false, nil
 		}
 		ok, more := inForce(p)
@@ -154,7 +170,12 @@ func (c *Cluster) waitComponent(ctx context.Context, cp nodes.Node, w componentW
 		// kube-apiserver's own mirror pod follows when the kubelet next
 		// syncs (nothing in the suite reads it); the other components'
 		// are needed at once, for port-forwards to their metrics.
-		if hash := pod.Annotations[configHash]; comp != profile.APIServer && hash == oldHash {
+		hash := pod.Annotations[configHash]
+		stale := hash == oldHash
+		if w.uid != "" {
+			stale = hash != w.uid
+		}
+		if comp != profile.APIServer && stale {
 			seen += ", mirror pod still of the old manifest"
 			c.deleteStaleMirrorPod(ctx, pod)
 			return false, nil

@@ -49,8 +49,11 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	type action struct {
 		name string
 		run  func(context.Context) error
+		// note, where set, is what the step's name gets once it ran (the
+		// control plane's: which restarter it went through).
+		note func() string
 	}
-	loadImages := action{"load " + to.Minor + " images", func(ctx context.Context) error {
+	loadImages := action{name: "load " + to.Minor + " images", run: func(ctx context.Context) error {
 		// Coming back down, the node still has the images it booted with.
 		if len(missingImages(cp, bits)) == 0 {
 			c.logf("the %s images are on %s already", to.Minor, cp)
@@ -64,19 +67,21 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		}
 		return nil
 	}}
-	control := action{"control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", func(ctx context.Context) error {
-		return c.switchControlPlaneImages(ctx, cp, bits)
-	}}
-	kubelets := action{"kubelets", func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
+	var restarted Restart
+	control := action{name: "control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", run: func(ctx context.Context) (err error) {
+		restarted, err = c.switchControlPlaneImages(ctx, cp, bits)
+		return err
+	}, note: func() string { return restarted.Note() }}
+	kubelets := action{name: "kubelets", run: func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
 	// The version skew policy: going up the control plane first, coming
 	// down the kubelets first; kube-apiserver is never older than the
 	// components that talk to it (restartWithAPIServer).
-	pin := action{"pin etcd's UID", func(ctx context.Context) error { return c.pinEtcdUID(ctx, cp) }}
+	pin := action{name: "pin etcd's UID", run: func(ctx context.Context) error { return c.pinEtcdUID(ctx, cp) }}
 	pipeline := []action{pin, loadImages, control, kubelets}
 	if !upgrade {
 		pipeline = []action{pin, loadImages, kubelets, control}
 	}
-	pipeline = append(pipeline, action{"control plane settled", func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
+	pipeline = append(pipeline, action{name: "control plane settled", run: func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
 	for _, a := range pipeline {
 		start := time.Now()
@@ -84,6 +89,9 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 			return steps, fmt.Errorf("switching cluster %s from Kubernetes %s to %s, %s: %w", c.Name, c.Release.Version, to.Version, a.name, err)
 		}
 		s := Step{Name: a.name, Took: time.Since(start)}
+		if a.note != nil {
+			s.Name += a.note()
+		}
 		steps = append(steps, s)
 		c.logf("%s -> %s: %s", c.Release.Minor, to.Minor, s)
 	}
@@ -132,11 +140,11 @@ func (c *Cluster) pinEtcdUID(ctx context.Context, cp nodes.Node) error {
 // kube-scheduler once it serves (restartWithAPIServer). A component already
 // on its image (a restore after a switch that failed part-way) is not
 // edited.
-func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) error {
+func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, bits *nodesource.ReleaseBits) (Restart, error) {
 	to := bits.Release
 	manifests, err := readManifests(cp)
 	if err != nil {
-		return err
+		return Restart{}, err
 	}
 	edited := map[profile.Component][]byte{}
 	for _, comp := range profile.ControlPlane {
@@ -144,14 +152,14 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 		manifest := manifests[comp]
 		running, err := nodeconfig.StaticPodImage(manifest)
 		if err != nil {
-			return fmt.Errorf("%s: %w", comp, err)
+			return Restart{}, fmt.Errorf("%s: %w", comp, err)
 		}
 		if running == image {
 			continue
 		}
 		updated, err := nodeconfig.SetStaticPodImage(manifest, image)
 		if err != nil {
-			return err
+			return Restart{}, err
 		}
 		edited[comp] = updated
 	}
@@ -159,7 +167,7 @@ func (c *Cluster) switchControlPlaneImages(ctx context.Context, cp nodes.Node, b
 	want := "Kubernetes " + to.GitVersion()
 	binary := target{what: "as the " + to.Minor + " image", withVersion: true,
 		inForce: func(p process) (bool, string) { return p.Version == want, "" }}
-	return c.restarter().restart(ctx, change{node: cp, current: manifests, edited: edited,
+	return c.restart(ctx, change{node: cp, current: manifests, edited: edited,
 		target: always(binary),
 		served: func(comp profile.Component, err error) {
 			if err == nil {
@@ -258,7 +266,7 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *nodesou
 			}
 		}
 	}
-	if err := c.restarter().restartKubelet(ctx, n, "mv "+next+" /usr/bin/kubelet"); err != nil {
+	if err := c.restartKubelet(ctx, n, "mv "+next+" /usr/bin/kubelet"); err != nil {
 		return err
 	}
 	if err := c.waitKubeletVersion(ctx, n.String(), bits.Release.GitVersion()); err != nil {

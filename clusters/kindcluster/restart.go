@@ -1,13 +1,15 @@
 package kindcluster
 
-// The restarter's implementation, fastRestart: which components restart in
-// which order, and the waits, for a change of static pod manifests (the steps
-// themselves are in staticpods.go); and a kubelet restart.
+// The restarter's first implementation, fastRestart: which components
+// restart in which order, and the waits, for a change of static pod
+// manifests (the steps themselves are in staticpods.go); what it needs of the
+// node; and a kubelet restart, which both implementations share.
 
 import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -16,26 +18,58 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 )
 
-// fastRestart is the restarter: it replaces a control-plane component's
-// manifest so that the kubelet starts the new pod at once, where an edit in
-// place makes it wait for the old pod's whole clean-up and a back-off, and
-// kube-apiserver for its whole grace period. So the manifest is taken out,
-// the old process ended once it no longer serves (what the kubelet does at
-// the end of the grace period anyway), the old pod's cgroup waited for, and
-// the new manifest put in, stamped so that it is a new pod; where the
-// kubelet had not quite finished the old pod, it is stamped again (see
-// startNewPods). The figures behind each step are in docs/benchmarks.md,
-// "What a restart's steps save".
+// fastRestart is the restarter taken where it fits: it replaces a
+// control-plane component's manifest so that the kubelet starts the new pod
+// at once, where an edit in place makes it wait for the old pod's whole
+// clean-up and a back-off, and kube-apiserver for its whole grace period. So
+// the manifest is taken out, the old process ended once it no longer serves
+// (what the kubelet does at the end of the grace period anyway), the old
+// pod's cgroup waited for, and the new manifest put in, stamped so that it is
+// a new pod; where the kubelet had not quite finished the old pod, it is
+// stamped again (see awaitBegun). The figures behind each step are in
+// docs/benchmarks.md, "What a restart's steps save". Its preconditions are
+// the kubelet's behaviour with a manifest taken out and put back and with
+// manifests put in while it is stopped (docs/restart.md); where the kubelet
+// does not begin a new pod as they expect, it returns an *unfitError and the
+// caller (restarters) falls back on plainRestart.
 type fastRestart struct{ *Cluster }
 
+// fastTools are the commands the fast restart needs on the control-plane
+// node beyond what any restart needs (sh, curl, pgrep): ctr to see whether
+// the kubelet has begun a new pod (awaitBegun), iptables for the hold on
+// kube-apiserver's clients (hold.go), pkill to end an old process that no
+// longer serves, systemctl for the kubelet restarts that start
+// kube-apiserver (restartWithAPIServer).
+var fastTools = []string{"ctr", "iptables", "pkill", "systemctl"}
+
+// missingToolsScript prints each command it is given that the node does
+// not have.
+const missingToolsScript = `for t; do command -v "$t" >/dev/null 2>&1 || echo "$t"; done; true`
+
+// unfit is the check made before the cluster's first restart: the tools
+// the sequence runs. Whether the kubelet acts as the sequence expects is seen
+// on the way (awaitBegun, after each manifest put in and each kubelet
+// restart), as no version or setting of the kubelet says it.
+func (c fastRestart) unfit(cp nodes.Node) string {
+	out, err := run(cp, missingToolsScript, fastTools...)
+	if err != nil || out == "" {
+		// A node that does not answer is no verdict on its tools (and the
+		// cluster would stay with the plain way): the restart says what
+		// is wrong.
+		return ""
+	}
+	return fmt.Sprintf("%s lacks %s", cp, strings.Join(strings.Fields(out), ", "))
+}
+
 func (c fastRestart) restart(ctx context.Context, ch change) error {
-	if len(ch.edited) == 0 {
+	ws := waves(ch)
+	if len(ws) == 0 {
 		return nil
 	}
 	if ch.target == nil {
 		// No mirror pods are deleted: kube-apiserver may be among the
 		// components stopped, and nothing waits for the new ones.
-		err := c.replaceStaticPods(ctx, ch.node, ch.edited, nil)
+		err := c.replaceStaticPods(ctx, ch.node, ws[0], nil)
 		// Nothing waits for a kube-apiserver that may refuse to start, so
 		// nothing would lift the hold on its clients.
 		liftHold(ch.node)
@@ -51,11 +85,14 @@ func (c fastRestart) restart(ctx context.Context, ch change) error {
 		}
 		return err
 	}
-	return c.restartEdited(ctx, ch.node, ch.current, ch.edited, wait)
+	if len(ws) == 2 {
+		return c.restartWithAPIServer(ctx, ch.node, ws[0], ws[1], wait)
+	}
+	return c.restartStaticPods(ctx, ch.node, ws[0], wait)
 }
 
 func (c fastRestart) restartKubelet(ctx context.Context, n nodes.Node, prepare string, args ...string) error {
-	return restartKubelet(ctx, n, prepare, args...)
+	return restartKubeletProcess(ctx, n, prepare, args...)
 }
 
 // pollInterval is how often a restart step looks again: each look is one
@@ -90,23 +127,9 @@ func waitAll(manifests map[profile.Component][]byte, before mirrorPods, wait wai
 	return nil
 }
 
-// restartEdited restarts the components that edited gives a new manifest
-// and waits for them; current holds every component's manifest as it
-// stands. Where kube-apiserver is among them, restartWithAPIServer restarts
-// the other two after it as well.
-func (c fastRestart) restartEdited(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
-	switch _, apiserver := edited[profile.APIServer]; {
-	case apiserver:
-		return c.restartWithAPIServer(ctx, cp, current, edited, wait)
-	case len(edited) > 0:
-		return c.restartStaticPods(ctx, cp, edited, wait)
-	}
-	return nil
-}
-
 // restartWithAPIServer restarts kube-apiserver and, after it,
-// kube-controller-manager and kube-scheduler: each from its manifest in
-// edited or, where edited has none, in current (as it stands).
+// kube-controller-manager and kube-scheduler: each from its new manifest or,
+// where the change has none, from its manifest as it stands (waves).
 //
 // Why after it: each of these clients would run through kube-apiserver's
 // restart and lose its watches, and client-go retries them with a back-off
@@ -123,18 +146,24 @@ func (c fastRestart) restartEdited(ctx context.Context, cp nodes.Node, current, 
 // ways: no kube-controller-manager or kube-scheduler ever runs against an
 // older kube-apiserver. If kube-apiserver does not come back, the two are
 // started all the same, on the manifests they were given.
-func (c fastRestart) restartWithAPIServer(ctx context.Context, cp nodes.Node, current, edited map[profile.Component][]byte, wait waitFunc) error {
-	all := maps.Clone(current)
-	maps.Copy(all, edited)
+//
+// first is kube-apiserver's manifest, then the other two's (waves). Where
+// the kubelet does not begin a pod whose manifest went in while it was
+// stopped (awaitBegun), the fast way's precondition does not hold and the
+// error says so: the caller then writes every manifest in place, the two
+// that had started before included.
+func (c fastRestart) restartWithAPIServer(ctx context.Context, cp nodes.Node, first, then map[profile.Component][]byte, wait waitFunc) error {
+	all := maps.Clone(then)
+	maps.Copy(all, first)
 	start := time.Now()
 	before := c.readMirrorPods(ctx, cp, all)
-	if _, err := c.stopStaticPods(ctx, cp, all); err != nil {
+	next, err := c.stopStaticPods(ctx, cp, all)
+	if err != nil {
 		return err
 	}
 	c.logf("control plane stopped after %s", elapsed(start))
-	others := maps.Clone(all)
-	delete(others, profile.APIServer)
-	rest := []profile.Component{profile.ControllerManager, profile.Scheduler}
+	apiserver, others := podsIn(next, first), podsIn(next, then)
+	rest := components(others)
 	// Each start is a kubelet restart with the manifests put in while it is
 	// stopped. A new kubelet never knew the old pods, so it starts the new
 	// ones at once: the kubelet that ran them starts a static pod whose
@@ -142,13 +171,17 @@ func (c fastRestart) restartWithAPIServer(ctx context.Context, cp nodes.Node, cu
 	// 10-15 s back-off, which waiting for the old pod's cgroup to go did not
 	// always avoid with three pods stopped at once. The second restart also
 	// gives the kubelet watches that started after kube-apiserver served.
-	if err := c.startWithKubeletRestart(ctx, cp, []profile.Component{profile.APIServer}); err != nil {
+	err = c.startWithKubeletRestart(ctx, cp, components(apiserver))
+	if err == nil {
+		c.logf("kubelet restarted with kube-apiserver's manifest after %s", elapsed(start))
+		err = c.awaitBegun(ctx, cp, apiserver, start)
+	}
+	if err != nil {
 		liftHold(cp)
 		startStaticPods(cp, rest)
 		return err
 	}
-	c.logf("kubelet restarted with kube-apiserver's manifest after %s", elapsed(start))
-	if err := wait(profile.APIServer, before.hash(profile.APIServer), all[profile.APIServer]); err != nil {
+	if err := wait(profile.APIServer, before.hash(profile.APIServer), first[profile.APIServer]); err != nil {
 		startStaticPods(cp, rest)
 		return err
 	}
@@ -161,21 +194,35 @@ func (c fastRestart) restartWithAPIServer(ctx context.Context, cp nodes.Node, cu
 		return err
 	}
 	c.logf("kubelet restarted with the manifests of %v after %s", rest, elapsed(start))
-	return waitAll(others, before, wait)
+	if err := c.awaitBegun(ctx, cp, others, start); err != nil {
+		return err
+	}
+	return waitAll(then, before, wait)
+}
+
+// podsIn is those of pods whose component manifests names.
+func podsIn(pods []nextPod, manifests map[profile.Component][]byte) []nextPod {
+	var in []nextPod
+	for _, p := range pods {
+		if _, ok := manifests[p.comp]; ok {
+			in = append(in, p)
+		}
+	}
+	return in
 }
 
 // startWithKubeletRestart restarts the control-plane node's kubelet with
 // comps' staged manifests moved into its folder while it is stopped.
 func (c fastRestart) startWithKubeletRestart(ctx context.Context, cp nodes.Node, comps []profile.Component) error {
 	script, args := startScript(comps)
-	return restartKubelet(ctx, cp, "systemctl stop kubelet && { "+script+"; }", args...)
+	return restartKubeletProcess(ctx, cp, "systemctl stop kubelet && { "+script+"; }", args...)
 }
 
-// restartKubelet restarts the kubelet on n (running `before` first, when
+// restartKubeletProcess restarts the kubelet on n (running `before` first, when
 // given, in the same shell, with args) and waits until a new kubelet process
 // answers on its healthz port: a node's Ready condition alone would still
 // show the old kubelet's last report.
-func restartKubelet(ctx context.Context, n nodes.Node, before string, args ...string) error {
+func restartKubeletProcess(ctx context.Context, n nodes.Node, before string, args ...string) error {
 	old, _ := run(n, "systemctl show -p MainPID --value kubelet")
 	script := "systemctl restart kubelet"
 	if before != "" {

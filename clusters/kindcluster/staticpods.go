@@ -149,7 +149,8 @@ func (c fastRestart) stopStaticPods(ctx context.Context, cp nodes.Node, manifest
 		// Lifted by waitComponent once the new kube-apiserver serves and
 		// authorizes (see hold.go), or here if the restart fails.
 		if err := holdClients(cp); err != nil {
-			return nil, err
+			// Nothing is stopped yet, and the plain restart holds nothing.
+			return nil, &unfitError{why: err.Error()}
 		}
 		defer func() {
 			if err != nil {
@@ -185,8 +186,17 @@ const (
 )
 
 // startNewPods moves the new pods' staged manifests into the kubelet's
-// folder and returns once the kubelet has begun each pod (made its
-// sandbox), not once its process serves (see waitComponent).
+// folder and returns once the kubelet has begun each pod (awaitBegun).
+func (c fastRestart) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
+	if err := startStaticPods(cp, components(pods)); err != nil {
+		return err
+	}
+	return c.awaitBegun(ctx, cp, pods, start)
+}
+
+// awaitBegun returns once the kubelet has begun each of pods, whose
+// manifests it has just been given (made its sandbox), not once its process
+// serves (see waitComponent).
 //
 // The kubelet's housekeeping removes the old pod's cgroup, as it does for a
 // pod whose containers are gone, while the old pod's worker may still wait
@@ -198,16 +208,21 @@ const (
 // has not begun a second after its manifest went in gets its manifest again,
 // stamped anew but with the same UID: the same pod, updated, and the kubelet
 // looks again at once.
-func (c fastRestart) startNewPods(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
-	if err := startStaticPods(cp, components(pods)); err != nil {
-		return err
+//
+// A pod the kubelet has not begun within podStartWindow, though given again
+// every second and past the kubelet's own back-off, says that the kubelet
+// does not act as the fast restart rests on: that is an *unfitError, and the
+// caller writes the manifests in place instead.
+func (c fastRestart) awaitBegun(ctx context.Context, cp nodes.Node, pods []nextPod, start time.Time) error {
+	if len(pods) == 0 {
+		return nil
 	}
 	written := time.Now()
 	var uids []string
 	for _, p := range pods {
 		uids = append(uids, p.uid)
 	}
-	var waiting []nextPod
+	waiting := pods
 	begun := func(ctx context.Context) (bool, error) {
 		out, err := run(cp, notBegunScript, uids...)
 		if err != nil {
@@ -242,12 +257,20 @@ func (c fastRestart) startNewPods(ctx context.Context, cp nodes.Node, pods []nex
 		c.logf("%v: new pods not begun %s into the move, their manifests stamped again", components(waiting), elapsed(start))
 		return false, nil
 	}
-	if err := wait.PollUntilContextTimeout(ctx, pollInterval, podStartWindow, true, begun); err != nil {
-		// No error: the kubelet may still start them, and each wait for a
-		// component says what it sees.
-		c.logf("%v: new pods not begun %s into the move (%v), the waits go on", components(waiting), elapsed(start), err)
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, podStartWindow, true, begun)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		// The run stopped: no verdict on the kubelet.
+		return ctx.Err()
+	case !wait.Interrupted(err):
+		// A step of the retry failed (staging, moving in): the restart's
+		// own error, not the kubelet's behaviour.
+		return err
 	}
-	return nil
+	return &unfitError{why: fmt.Sprintf("the kubelet on %s did not begin the new pods of %v within %s of their manifests going in, given again every %s (%s into the move)",
+		cp, components(waiting), podStartWindow, podStartRetry, elapsed(start))}
 }
 
 // podStartRetry is how long the kubelet has to begin a new static pod
@@ -256,9 +279,11 @@ func (c fastRestart) startNewPods(ctx context.Context, cp nodes.Node, pods []nex
 // of its containers' end.
 const podStartRetry = time.Second
 
-// podStartWindow bounds startNewPods' retries: by then the kubelet's
-// own back-off (at most 15 s) has retried the pod as well.
-const podStartWindow = 15 * time.Second
+// podStartWindow bounds awaitBegun's retries: by then the kubelet's own
+// back-off (at most 15 s, from the first refusal about a second after the
+// manifest went in) has retried the pod as well, so a pod still not begun is
+// the kubelet not acting as the fast restart expects.
+const podStartWindow = 20 * time.Second
 
 // notBegunScript prints those of the pod UIDs it is given of which the
 // node's containerd holds no container yet: the pod's sandbox is the first

@@ -92,8 +92,9 @@ func (c *Cluster) SetStaticPodGates(ctx context.Context, gates map[profile.Compo
 	if err != nil || len(updated) == 0 {
 		return took, err
 	}
-	return took, c.restarter().restart(ctx, change{node: cp, current: current, edited: updated, target: c.gateTarget,
+	_, err = c.restart(ctx, change{node: cp, current: current, edited: updated, target: c.gateTarget,
 		served: func(comp profile.Component, _ error) { took[comp] = time.Since(start) }})
+	return took, err
 }
 
 // WriteStaticPodGates restarts the components with the gate set and returns
@@ -111,7 +112,8 @@ func (c *Cluster) WriteStaticPodGates(ctx context.Context, gates map[profile.Com
 	if err != nil || len(updated) == 0 {
 		return err
 	}
-	return c.restarter().restart(ctx, change{node: cp, current: current, edited: updated})
+	_, err = c.restart(ctx, change{node: cp, current: current, edited: updated})
+	return err
 }
 
 // staticPodGateEdits returns the new manifest of every component whose
@@ -193,7 +195,7 @@ func (c *Cluster) switchKubelets(ctx context.Context, enable bool) (bool, error)
 			return restarted, err
 		}
 		restarted = true
-		if err := c.restarter().restartKubelet(ctx, n, ""); err != nil {
+		if err := c.restartKubelet(ctx, n, ""); err != nil {
 			return restarted, err
 		}
 	}
