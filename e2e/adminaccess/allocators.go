@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
@@ -158,7 +159,7 @@ func moveScheduler(ctx context.Context, set release.FeatureSet) {
 	start := time.Now()
 	took, err := env.Cluster.MoveSchedulerTo(ctx, set)
 	if took > 0 {
-		recordStep(timeline.Step{Kind: timeline.KindMove, Name: "kube-scheduler to DRA feature set " + set.Name, Started: start, Seconds: took.Seconds()})
+		recordStep(timeline.Step{Kind: timeline.KindMove, Name: "kube-scheduler to DRA feature set " + set.Name + env.Cluster.RestartedBy(profile.Scheduler).Note(), Started: start, Seconds: took.Seconds()})
 	}
 	framework.ExpectNoError(err, "moving kube-scheduler to DRA feature set %s", set.Name)
 	env.SetFeatureSet(set)

@@ -115,7 +115,7 @@ func moveToProfile(ctx context.Context, p profile.Profile) {
 	took, err := env.Cluster.MoveTo(ctx, p)
 	for _, c := range profile.AllComponents {
 		if d, ok := took[c]; ok {
-			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t (to profile %s)", c, release.Gate, p.Effective(env.Rel, c), p.Name), Started: start, Seconds: d.Seconds()})
+			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s (to profile %s)", c, release.Gate, p.Effective(env.Rel, c), env.Cluster.RestartedBy(c).Note(), p.Name), Started: start, Seconds: d.Seconds()})
 		}
 	}
 	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)
@@ -134,7 +134,7 @@ func switchGate(ctx context.Context, c profile.Component, enable bool) {
 	start := time.Now()
 	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
 	framework.ExpectNoError(err, "switching %s", c)
-	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t", c, release.Gate, enable), Started: start, Seconds: took.Seconds()})
+	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s", c, release.Gate, enable, env.Cluster.RestartedBy(c).Note()), Started: start, Seconds: took.Seconds()})
 	if leavesClientsBehind(c) {
 		settle(ctx, fmt.Sprintf("switching %s", c))
 	}
