@@ -3,65 +3,15 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 )
-
-// The cells of a CI run as the signoff job downloads them: each cell's
-// artifact holds its release's folder. Cells of one column merge; another
-// feature set is another column; a column with no cell is missing; a
-// report of a column the sign-off does not cover is left out.
-func TestFindAndMergeByColumn(t *testing.T) {
-	cells := t.TempDir()
-	write := func(cell, release, features, state string) {
-		t.Helper()
-		r := report.Report{Meta: report.Meta{Release: release, Features: features}, Specs: []report.Spec{{Name: cell, State: state}}}
-		dir := filepath.Join(cells, cell, release)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.WriteJSON(filepath.Join(dir, "report.json")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("e2e-1.36-defaults-parallel", "1.36", "defaults", "passed")
-	write("e2e-1.36-defaults-serial", "1.36", "", "passed") // written before reports named their set
-	write("e2e-1.36-stable-parallel", "1.36", "stable", "failed")
-	write("e2e-1.37-defaults-parallel", "1.37", "defaults", "passed")
-
-	columns, err := matrix.Columns("1.36", "all")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := find(nil, []string{cells}, columns, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := merge(columns, found)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 3 {
-		t.Fatalf("runs %d: want the three columns of 1.36", len(runs))
-	}
-	if got := runs[0]; got.Column() != "1.36 defaults" || len(got.Specs) != 2 || got.Totals.Passed != 2 {
-		t.Errorf("the defaults column merges its two cells: %s %+v", got.Column(), got.Totals)
-	}
-	if got := runs[1]; got.Column() != "1.36 stable" || got.Totals.Failed != 1 {
-		t.Errorf("the stable column: %s %+v", got.Column(), got.Totals)
-	}
-	if got := runs[2]; got.Column() != "1.36 alpha" || len(got.Problems) != 1 {
-		t.Errorf("the alpha column has no report: %s %v", got.Column(), got.Problems)
-	}
-}
 
 // wholeRun is a report of 1.35 on an existing cluster with a driver of the
 // user's own, a column of its class: a spec per requirement, the first three of them skipped
@@ -104,8 +54,8 @@ func TestExitCodeAndLastLineAgree(t *testing.T) {
 		{"failed", &failed, nil, signoff.ExitFailed, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults class gpu.example.com: 1 failed ("},
 		{"no report", nil, nil, signoff.ExitFailed, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults: suite problem: no report.json of this column was found ("},
 		{"partial", &partial, nil, signoff.ExitLeftOut, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults class gpu.example.com: partial: "},
-		{"no releases", ptr(wholeRun()), []string{"--releases", " "}, exitUsage, ""},
-		{"unknown feature set", ptr(wholeRun()), []string{"--releases", "1.35", "--features", "nothing"}, exitUsage, ""},
+		{"no releases", ptr(wholeRun()), []string{"--releases", " "}, signoff.ExitUsage, ""},
+		{"unknown feature set", ptr(wholeRun()), []string{"--releases", "1.35", "--features", "nothing"}, signoff.ExitUsage, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -128,7 +78,7 @@ func TestExitCodeAndLastLineAgree(t *testing.T) {
 			if code != c.code || !strings.HasPrefix(last, c.last) {
 				t.Fatalf("exit %d, last line %q; want %d, %q\nstderr: %s", code, last, c.code, c.last, stderr.String())
 			}
-			if code == exitUsage {
+			if code == signoff.ExitUsage {
 				return
 			}
 			page, err := os.ReadFile(filepath.Join(dir, "signoff.md"))

@@ -1,0 +1,163 @@
+package signoff
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+)
+
+// ExitUsage: the sign-off was asked for wrongly (releases, feature sets,
+// flags); nothing was judged.
+const ExitUsage = 2
+
+// Sources are where a sign-off reads its reports, and what it covers.
+type Sources struct {
+	// Artifacts are folders of one folder per release, as make e2e writes
+	// them (DIR/<release>/report.json).
+	Artifacts []string
+	// Cells are folders of one folder per cell (a CI job, a make signoff
+	// column, a device class), each of one folder per release.
+	Cells []string
+	// Releases ("1.35 1.36" or all) and Features (a set, or all) name the
+	// columns expected: the matrix's.
+	Releases, Features string
+	// Out is where the pages go (default: the first folder given).
+	Out string
+}
+
+// Collect writes signoff.md, signoff.html and signoff.json from the
+// reports of src and prints the verdict last on stdout; it returns the
+// exit code the verdict has (ExitSignedOff, ExitFailed, ExitLeftOut), or
+// ExitUsage where the columns cannot be named. A column no report is found
+// for is a failed column; a column's reports merge into one (report.Merge).
+func Collect(src Sources, stdout, stderr io.Writer) int {
+	columns, err := matrix.Columns(src.Releases, src.Features)
+	if err != nil {
+		fmt.Fprintln(stderr, "signoff:", err)
+		return ExitUsage
+	}
+	// Past here every way out prints a verdict last.
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "signoff:", err)
+		fmt.Fprintln(stdout, "signoff: NOT signed off:", err)
+		return ExitFailed
+	}
+	artifacts, cells, out := src.Artifacts, src.Cells, src.Out
+	if len(artifacts) == 0 && len(cells) == 0 {
+		artifacts = []string{"_artifacts"}
+	}
+	if out == "" {
+		out = slices.Concat(artifacts, cells)[0]
+	}
+	found, err := find(artifacts, cells, columns, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	runs, err := merge(columns, found)
+	if err != nil {
+		return fail(err)
+	}
+	// Links go from the page to each column's report beside it: a column
+	// made of several reports gets its merged report.md and report.json,
+	// in a folder of its own.
+	dirOf := func(r report.Report) string { return r.Release }
+	if len(cells) > 0 || len(artifacts) > 1 || out != artifacts[0] {
+		dirOf = func(r report.Report) string { return strings.ReplaceAll(r.Column(), " ", "-") }
+		for _, r := range runs {
+			dir := filepath.Join(out, dirOf(r))
+			if err := errors.Join(os.MkdirAll(dir, 0o755), r.WriteJSON(filepath.Join(dir, "report.json")), r.WriteMarkdown(filepath.Join(dir, "report.md"))); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	m := Build(runs, dirOf)
+	if err := m.Write(out); err != nil {
+		return fail(err)
+	}
+	// A column without a report has a suite problem: the exit code counts it.
+	fmt.Fprintf(stdout, "signoff: signoff.md, signoff.html and signoff.json in %s\n", out)
+	fmt.Fprintf(stdout, "signoff: %s.\n", m.Verdict())
+	return m.ExitCode()
+}
+
+// find reads every report of the columns' releases in the folders, by the
+// matrix's column (release and feature set). A report of a column the run
+// does not expect (another feature set) is said and left out.
+func find(artifacts, cells []string, columns []matrix.Column, stderr io.Writer) (map[string][]report.Report, error) {
+	var paths []string
+	for _, c := range columns {
+		for _, dir := range artifacts {
+			paths = append(paths, filepath.Join(dir, c.Release, "report.json"))
+		}
+		for _, dir := range cells {
+			m, err := filepath.Glob(filepath.Join(dir, "*", c.Release, "report.json"))
+			if err != nil {
+				return nil, err
+			}
+			paths = append(paths, m...)
+		}
+	}
+	expected := map[string]bool{}
+	for _, c := range columns {
+		expected[c.Key()] = true
+	}
+	byColumn := map[string][]report.Report{}
+	slices.Sort(paths)
+	for _, p := range slices.Compact(paths) {
+		r, err := report.Read(p)
+		key := r.Release + " " + r.Set()
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", p, err)
+		case !expected[key]:
+			fmt.Fprintf(stderr, "signoff: %s is of column %s, which this sign-off does not cover: left out\n", p, r.Column())
+			continue
+		}
+		byColumn[key] = append(byColumn[key], r)
+	}
+	return byColumn, nil
+}
+
+// merge gives one report per column, in the matrix's order: the merge of
+// its reports. A column with none is a failed column: its report has
+// nothing but that suite problem.
+func merge(columns []matrix.Column, found map[string][]report.Report) ([]report.Report, error) {
+	var runs []report.Report
+	for _, c := range columns {
+		parts := found[c.Key()]
+		if len(parts) == 0 {
+			runs = append(runs, report.Report{Meta: report.Meta{Release: c.Release, Features: c.Features, Allocator: c.Allocator},
+				Problems: []string{"no report.json of this column was found"}})
+			continue
+		}
+		// The matrix's column holds a sign-off column per device class that
+		// a driver of the user's own lent its runs (report.Meta.Column):
+		// each is merged and judged on its own.
+		var order []string
+		byColumn := map[string][]report.Report{}
+		for _, p := range parts {
+			if byColumn[p.Column()] == nil {
+				order = append(order, p.Column())
+			}
+			byColumn[p.Column()] = append(byColumn[p.Column()], p)
+		}
+		for _, k := range order {
+			merged, err := report.Merge(byColumn[k]...)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, merged)
+		}
+	}
+	return runs, nil
+}
