@@ -1,0 +1,83 @@
+package run
+
+import "path/filepath"
+
+// SuiteFlags are the suite binary's flags of the variables that have one
+// (Variable.Suite) and that keep selects (nil: all), with the values get
+// gives: --release=1.35 and so on; a switch's flag only where it is 1
+// (--keep-cluster).
+func SuiteFlags(get func(string) string, keep func(Variable) bool) []string {
+	var out []string
+	for _, v := range Variables {
+		if v.Suite == "" || (keep != nil && !keep(v)) {
+			continue
+		}
+		switch {
+		case !v.Switch:
+			out = append(out, "--"+v.Suite+"="+get(v.Name))
+		case get(v.Name) == "1":
+			out = append(out, "--"+v.Suite)
+		}
+	}
+	return out
+}
+
+// GinkgoFlags are Ginkgo's flags of the variables that have one
+// (Variable.Ginkgo) and that keep selects (nil: all), each where its value
+// is not empty (an empty filter is no filter): prefix "--" spells them for
+// the Ginkgo CLI, "-ginkgo." for a compiled suite.
+func GinkgoFlags(get func(string) string, prefix string, keep func(Variable) bool) []string {
+	var out []string
+	for _, v := range Variables {
+		if v.Ginkgo == "" || (keep != nil && !keep(v)) || get(v.Name) == "" {
+			continue
+		}
+		out = append(out, prefix+v.Ginkgo+"="+get(v.Name))
+	}
+	return out
+}
+
+// built is what the steps before the suite made for one release.
+type built struct {
+	// nodeImage is the release's node image ("none" on an existing
+	// cluster), upgradeImage the next release's ("none" where the run
+	// needs none).
+	nodeImage, upgradeImage string
+	// driverTag and driverArchive are the bundled driver's image (no
+	// archive where the nodes pull TESTDRIVER_IMAGE).
+	driverTag, driverArchive string
+	// timeline is the file of the steps' times, for the report.
+	timeline string
+}
+
+// releaseDir is where one release's reports go: ARTIFACTS/<release>.
+func (c Config) releaseDir() string { return filepath.Join(c.Get("ARTIFACTS"), c.Get("K8S_VERSION")) }
+
+// GinkgoCommand is the command line (after "go") that runs one release's
+// suite: Ginkgo in parallel with the variables' Ginkgo flags and
+// GINKGO_ARGS, its reports in the release's folder, and after "--" the
+// suite's flags: the variables' own, with the node image and the folder
+// the steps before made of them, and what else those steps built.
+func (c Config) GinkgoCommand(b built) ([]string, error) {
+	extra, err := ginkgoArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	dir := c.releaseDir()
+	args := append([]string{"tool", "ginkgo", "-p"}, GinkgoFlags(c.Get, "--", nil)...)
+	args = append(args, "--fail-on-empty", "--tags=e2e")
+	args = append(args, extra...)
+	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, "./e2e", "--")
+	suite := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
+	args = append(args, SuiteFlags(suite.Get, nil)...)
+	upgrade := b.upgradeImage
+	if upgrade == "none" {
+		upgrade = ""
+	}
+	args = append(args, "--upgrade-node-image="+upgrade, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
+		"--timeline-file="+b.timeline, "--source-root="+c.Root(), "--output-dir="+c.Out())
+	if c.Existing() {
+		args = append(args, "--kubeconfig="+c.Kubeconfig())
+	}
+	return args, nil
+}

@@ -1,0 +1,117 @@
+package run
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// splitCommand is a go tool ginkgo command line's Ginkgo flags and the
+// suite's (after "./e2e --"), each sorted: Go's flag parsing gives a
+// flag's place no meaning where no flag is given twice.
+func splitCommand(t *testing.T, args []string) (ginkgo, suite []string) {
+	t.Helper()
+	if !slices.Equal(args[:3], []string{"tool", "ginkgo", "-p"}) {
+		t.Fatalf("not go tool ginkgo -p: %q", args)
+	}
+	i := slices.Index(args, "./e2e")
+	if i < 0 || args[i+1] != "--" {
+		t.Fatalf("no ./e2e -- in %q", args)
+	}
+	ginkgo, suite = slices.Clone(args[3:i]), slices.Clone(args[i+2:])
+	slices.Sort(ginkgo)
+	slices.Sort(suite)
+	return ginkgo, suite
+}
+
+// The suite runs with the flags the Makefile's e2e-release target gave it
+// (its go tool ginkgo line, before this package), for the same variables:
+// written out here from that line. ADMIN_CHECK and WORKLOAD_IMAGE, which
+// the Makefile passed through the environment, are flags now.
+func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
+	b := built{nodeImage: "kind-e2e/node:v1.36.3-abc", upgradeImage: "kindest/node:v1.37.2@sha256:1", driverTag: "kind-e2e/testdriver:t",
+		driverArchive: "/r/_output/testdriver/testdriver-image.tar", timeline: "/r/_output/timeline-1.36.tsv"}
+	for _, c := range []struct {
+		name       string
+		env        []string
+		given      []string
+		b          built
+		makeGinkgo []string // $(GINKGO_ARGS) and the filters of the recipe
+		makeSuite  []string // $(EXISTING), --keep-cluster and the image flags
+	}{
+		{"defaults", nil, nil, b, nil,
+			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-node-image=kindest/node:v1.37.2@sha256:1",
+				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image="}},
+		{"filters, extra flags, kept", []string{"LABELS", "authz || allocation", "FOCUS", "quota", "GINKGO_ARGS", `-v --poll-progress-after=60s --output-interceptor-mode="none"`,
+			"PROCS", "3", "KEEP_CLUSTER", "1"}, nil, b,
+			[]string{"-v", "--poll-progress-after=60s", "--output-interceptor-mode=none", "--label-filter=authz || allocation", "--focus=quota"},
+			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-node-image=kindest/node:v1.37.2@sha256:1",
+				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image=", "--keep-cluster"}},
+		{"existing cluster, own driver, pushed image", []string{"KUBECONFIG", "kc", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "gpu", "ADMIN_CHECK", `nvidia-smi -i "$DRA_DEVICE_ATTR_UUID"`,
+			"WORKLOAD_IMAGE", "ubuntu", "TESTDRIVER_IMAGE", "localhost:5001/dra/testdriver@sha256:2", "SKIP", "taints"}, []string{"KUBECONFIG"},
+			built{nodeImage: "none", upgradeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv"},
+			[]string{"--skip=taints"},
+			[]string{"--node-image=none", "--upgrade-node-image=", "--testdriver-archive=", "--testdriver-tag=localhost:5001/dra/testdriver@sha256:2",
+				"--testdriver-image=localhost:5001/dra/testdriver@sha256:2", "--kubeconfig=/r/kc"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Resolve(env(append([]string{"K8S_VERSION", "1.36"}, c.env...)...), c.given, "/r")
+			args, err := cfg.GinkgoCommand(c.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ginkgo, suite := splitCommand(t, args)
+			v := cfg.Get
+			// The recipe: go tool ginkgo -p --procs=$(PROCS) --timeout=$(TIMEOUT) --fail-on-empty --tags=e2e $(GINKGO_ARGS)
+			//   $(if $(LABELS),--label-filter=...) $(if $(FOCUS),--focus=...) $(if $(SKIP),--skip=...)
+			//   --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) ./e2e -- ...
+			wantGinkgo := append([]string{"--procs=" + v("PROCS"), "--timeout=60m", "--fail-on-empty", "--tags=e2e",
+				"--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir=/r/_artifacts/1.36"}, c.makeGinkgo...)
+			// ... --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image
+			//   --upgrade-node-image=... --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)'
+			//   --artifacts=$(ARTIFACTS)/$(K8S_VERSION) --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)'
+			//   --driver-namespace='$(DRIVER_NAMESPACE)' --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) [--keep-cluster]
+			wantSuite := append([]string{"--release=1.36", "--profile=default", "--features=defaults", "--cluster-name=dra-e2e",
+				"--artifacts=/r/_artifacts/1.36", "--timeline-file=/r/_output/timeline-1.36.tsv", "--driver=" + v("DRIVER"), "--device-class=" + v("DEVICE_CLASS"),
+				"--driver-namespace=", "--source-root=/r", "--output-dir=/r/_output",
+				// Through the environment before, as flags now.
+				"--admin-check=" + v("ADMIN_CHECK"), "--workload-image=" + v("WORKLOAD_IMAGE")}, c.makeSuite...)
+			slices.Sort(wantGinkgo)
+			slices.Sort(wantSuite)
+			if !slices.Equal(ginkgo, wantGinkgo) {
+				t.Errorf("Ginkgo's flags\n  %q\nwant\n  %q", ginkgo, wantGinkgo)
+			}
+			if !slices.Equal(suite, wantSuite) {
+				t.Errorf("the suite's flags\n  %q\nwant\n  %q", suite, wantSuite)
+			}
+		})
+	}
+}
+
+// GINKGO_ARGS come after the variables' Ginkgo flags, as extra flags.
+func TestGinkgoArgsComeLast(t *testing.T) {
+	args, err := Resolve(env("LABELS", "authz", "GINKGO_ARGS", "--label-filter=smoke"), nil, "/r").GinkgoCommand(built{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, j := slices.Index(args, "--label-filter=authz"), slices.Index(args, "--label-filter=smoke"); i < 0 || j < i {
+		t.Errorf("%q", args)
+	}
+}
+
+// The in-cluster entry's flags: the Job's variables only, Ginkgo's as a
+// compiled suite spells them, no filter that is not given.
+func TestJobFlags(t *testing.T) {
+	values := map[string]string{"LABELS": "authz", "K8S_VERSION": "1.35", "NODE_IMAGE": "x", "KEEP_CLUSTER": "1", "PROCS": "4"}
+	get := func(name string) string { return values[name] }
+	job := func(v Variable) bool { return v.Job }
+	flags := append(SuiteFlags(get, job), GinkgoFlags(get, "-ginkgo.", job)...)
+	for _, f := range flags {
+		if strings.HasPrefix(f, "--node-image") || strings.HasPrefix(f, "--keep-cluster") || strings.Contains(f, "procs") || f == "-ginkgo.focus=" {
+			t.Errorf("%s is no flag of the Job's variables", f)
+		}
+	}
+	if !slices.Contains(flags, "-ginkgo.label-filter=authz") || !slices.Contains(flags, "--release=1.35") {
+		t.Errorf("%q", flags)
+	}
+}

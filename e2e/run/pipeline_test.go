@@ -1,0 +1,189 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+)
+
+// fakeRun stands in for the commands a pipeline starts: e2e-cluster says
+// an image for the release, Ginkgo passes or fails; each is recorded.
+type fakeRun struct {
+	commands []string
+	// fail are the releases whose suite fails.
+	fail map[string]bool
+	// onGinkgo, where set, runs as the suite runs (a test's Ctrl-C).
+	onGinkgo func()
+}
+
+func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
+	flag := func(name string) string {
+		for _, a := range cmd.Args {
+			if v, ok := strings.CutPrefix(a, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	switch filepath.Base(cmd.Path) {
+	case "e2e-cluster":
+		f.commands = append(f.commands, "e2e-cluster "+cmd.Args[1]+" "+c.Get("K8S_VERSION"))
+		fmt.Fprintf(cmd.Stdout, "node-image: building\nkind-e2e/node:%s-%s\n", c.Get("K8S_VERSION"), cmd.Args[1])
+		return nil
+	case "go":
+		f.commands = append(f.commands, fmt.Sprintf("ginkgo %s on %s class %s features %s labels %s into %s", flag("--release"), flag("--cluster-name"),
+			flag("--device-class"), flag("--features"), flag("--label-filter"), strings.TrimPrefix(flag("--artifacts"), filepath.Join(c.Root(), "_artifacts"))))
+		fmt.Fprintln(cmd.Stdout, "Ran 3 of 3 Specs")
+		if f.onGinkgo != nil {
+			f.onGinkgo()
+		}
+		if f.fail[flag("--release")] {
+			return exec.Command("/bin/sh", "-c", "exit 1").Run()
+		}
+		return nil
+	}
+	return fmt.Errorf("unexpected command %v", cmd.Args)
+}
+
+// pipeline is a Pipeline on f, whose preflight passes and whose driver
+// image is built at once.
+func pipeline(f *fakeRun, out *bytes.Buffer) *Pipeline {
+	return &Pipeline{Stdout: out, Stderr: out, start: f.start,
+		preflight: func(context.Context, Config) []string { return nil },
+		buildDriver: func(root, out string) (image.Built, error) {
+			return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
+		}}
+}
+
+func lines(out *bytes.Buffer) []string { return strings.Split(strings.TrimSpace(out.String()), "\n") }
+
+// Two releases with their clusters kept: each on a cluster of its own,
+// each image step and the suite in order, a timeline per release, and a
+// failed release named in the closing line.
+func TestE2ERunsEachReleaseInTurn(t *testing.T) {
+	root := t.TempDir()
+	f := &fakeRun{fail: map[string]bool{"1.36": true}}
+	var out bytes.Buffer
+	c := Resolve(env("K8S_VERSIONS", "1.35 1.36", "KEEP_CLUSTER", "1"), nil, root)
+	if code := pipeline(f, &out).E2E(context.Background(), c); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	want := []string{
+		"e2e-cluster node-image 1.35", "e2e-cluster upgrade-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
+		"e2e-cluster node-image 1.36", "e2e-cluster upgrade-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
+	}
+	if !slices.Equal(f.commands, want) {
+		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
+	}
+	got := lines(&out)
+	for _, l := range []string{"=== e2e: Kubernetes 1.35, profile default, DRA feature set defaults",
+		"e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is dra-e2e-1-36", "e2e: test driver image kind-e2e/testdriver:t"} {
+		if !slices.Contains(got, l) {
+			t.Errorf("no line %q in\n%s", l, out.String())
+		}
+	}
+	if last := got[len(got)-1]; last != "e2e: failed for Kubernetes 1.36 (reports in "+root+"/_artifacts)" {
+		t.Errorf("last line %q", last)
+	}
+	timeline, err := os.ReadFile(filepath.Join(root, "_output", "timeline-1.35.tsv"))
+	steps := strings.Split(strings.TrimSpace(string(timeline)), "\n")
+	if err != nil || len(steps) != 3 || !strings.HasPrefix(steps[0], "node image kind-e2e/node:1.35-node-image\t") ||
+		!strings.HasPrefix(steps[1], "next release node image kind-e2e/node:1.35-upgrade-image\t") || !strings.HasPrefix(steps[2], "test driver image kind-e2e/testdriver:t\t") {
+		t.Errorf("timeline %q (%v)", timeline, err)
+	}
+	if log, err := os.ReadFile(filepath.Join(root, "_artifacts", "1.36", "e2e.log")); err != nil || string(log) != "Ran 3 of 3 Specs\n" {
+		t.Errorf("e2e.log %q (%v)", log, err)
+	}
+	if kept, err := os.ReadFile(filepath.Join(root, "_output", "node-image.out")); err != nil || !strings.HasSuffix(string(kept), "kind-e2e/node:1.36-node-image\n") {
+		t.Errorf("node-image.out %q (%v)", kept, err)
+	}
+}
+
+// Ctrl-C during a release: no release after it, the sign-off of what ran,
+// exit 130 with the line that says so.
+func TestE2EStopsAfterAnInterrupt(t *testing.T) {
+	var out bytes.Buffer
+	f := &fakeRun{}
+	p := pipeline(f, &out)
+	f.onGinkgo = func() { p.interrupted.Store(true) }
+	c := Resolve(env("K8S_VERSIONS", "1.35 1.36", "UPGRADE", "0"), nil, t.TempDir())
+	if code := p.E2E(context.Background(), c); code != ExitInterrupted {
+		t.Errorf("exit %d", code)
+	}
+	if !slices.Equal(f.commands, []string{"e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}) {
+		t.Errorf("commands %q", f.commands)
+	}
+	got := lines(&out)
+	if got[len(got)-1] != "e2e: interrupted; releases after it were not run" || !strings.HasPrefix(got[len(got)-2], "signoff: NOT signed off") {
+		t.Errorf("closing lines %q", got[len(got)-2:])
+	}
+}
+
+// DEVICE_CLASS=a,b on an existing cluster: no images, a run per class in
+// ARTIFACTS/classes/<class>, and the sign-off says why it failed (no
+// report was written here).
+func TestE2ERunsEachClass(t *testing.T) {
+	var out bytes.Buffer
+	f := &fakeRun{}
+	c := Resolve(env("KUBECONFIG", "/kc", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "a,b"), []string{"KUBECONFIG"}, t.TempDir())
+	if code := pipeline(f, &out).E2E(context.Background(), c); code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	if want := []string{"ginkgo 1.35 on dra-e2e class a features defaults labels  into /classes/a/1.35", "ginkgo 1.35 on dra-e2e class b features defaults labels  into /classes/b/1.35"}; !slices.Equal(f.commands, want) {
+		t.Errorf("commands %q", f.commands)
+	}
+	got := lines(&out)
+	if !slices.Contains(got, "=== e2e: DEVICE_CLASS=b") || got[len(got)-1] != "e2e: the specs passed, but the sign-off failed (exit 1): the verdict above says why" {
+		t.Errorf("output\n%s", out.String())
+	}
+}
+
+// make signoff: each column of the release (every feature set it lists,
+// unless FEATURES is given on make's command line) with the union of its
+// cells' filters, its time in seconds.tsv.
+func TestSignoffRunsEachColumn(t *testing.T) {
+	for _, c := range []struct {
+		given []string
+		want  []string
+	}{
+		{nil, []string{"defaults", "stable", "alpha"}},
+		{[]string{"FEATURES"}, []string{"stable"}},
+	} {
+		var out bytes.Buffer
+		f := &fakeRun{}
+		cfg := Resolve(env("K8S_VERSION", "1.36", "FEATURES", "stable", "UPGRADE", "0"), c.given, t.TempDir())
+		pipeline(f, &out).Signoff(context.Background(), cfg)
+		var want []string
+		for _, set := range c.want {
+			want = append(want, "e2e-cluster node-image 1.36",
+				"ginkgo 1.36 on dra-e2e class  features "+set+" labels (!Serial) || (Serial && !Disruptive) || (Disruptive) into /signoff/cells/1.36-"+set+"/1.36")
+		}
+		if !slices.Equal(f.commands, want) {
+			t.Errorf("given %v: commands\n  %q\nwant\n  %q", c.given, f.commands, want)
+		}
+		seconds, err := os.ReadFile(filepath.Join(cfg.Get("ARTIFACTS"), "signoff", "seconds.tsv"))
+		if err != nil || strings.Count(string(seconds), "\n") != len(c.want) || !slices.Contains(lines(&out), fmt.Sprintf("signoff: %d columns in 0 s (per column: %s/signoff/seconds.tsv)", len(c.want), cfg.Get("ARTIFACTS"))) {
+			t.Errorf("seconds.tsv %q (%v), output\n%s", seconds, err, out.String())
+		}
+	}
+}
+
+// make e2e-release exits as its suite did.
+func TestRunReleaseExitsAsTheSuite(t *testing.T) {
+	var out bytes.Buffer
+	c := Resolve(env("UPGRADE", "0"), nil, t.TempDir())
+	if code := pipeline(&fakeRun{fail: map[string]bool{"1.35": true}}, &out).RunRelease(context.Background(), c); code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	if code := pipeline(&fakeRun{}, &out).RunRelease(context.Background(), c); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}

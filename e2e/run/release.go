@@ -1,0 +1,158 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+)
+
+// step is one named part of a release's run, as kind's create is a
+// pipeline of named actions: each works on what the steps before built.
+type step struct {
+	name string
+	run  func(ctx context.Context, c Config, b *built) error
+}
+
+// releaseSteps are one release's steps: on clusters the suite makes its
+// node image and, unless UPGRADE=0, the next release's; the bundled
+// driver's image (or the pushed one named); the suite.
+func (p *Pipeline) releaseSteps(c Config) []step {
+	var steps []step
+	if !c.Existing() {
+		steps = append(steps, step{"node image", p.nodeImage})
+		if c.Get("UPGRADE") != "0" {
+			steps = append(steps, step{"next release's node image", p.upgradeImage})
+		}
+	}
+	return append(steps, step{"driver image", p.driverImage}, step{"ginkgo", p.ginkgo})
+}
+
+// Release runs one release, K8S_VERSION, on CLUSTER_NAME: no preflight and
+// no sign-off (make e2e-release; make e2e runs it per release). The error
+// of a failed suite is its *exec.ExitError.
+func (p *Pipeline) Release(ctx context.Context, c Config) error {
+	b := &built{nodeImage: "none", upgradeImage: "none",
+		timeline: filepath.Join(c.Out(), "timeline-"+c.Get("K8S_VERSION")+".tsv")}
+	if err := os.MkdirAll(c.Out(), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(b.timeline, nil, 0o644); err != nil {
+		return err
+	}
+	for _, s := range p.releaseSteps(c) {
+		if err := s.run(ctx, c, b); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// timed adds a step that took since start to the release's timeline file
+// (name, a tab, milliseconds; e2e/timeline reads it into the report).
+func timed(b *built, name string, start time.Time) error {
+	f, err := os.OpenFile(b.timeline, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%s\t%d\n", name, time.Since(start).Milliseconds())
+	return errors.Join(err, f.Close())
+}
+
+func (p *Pipeline) nodeImage(ctx context.Context, c Config, b *built) error {
+	start := time.Now()
+	ref, err := p.clusterTool(c, "node-image.out", "node-image", "--release", c.Get("K8S_VERSION"), "--source", c.Get("NODE_IMAGE"), "--out", c.Out())
+	if err != nil {
+		return err
+	}
+	b.nodeImage = ref
+	return timed(b, "node image "+ref, start)
+}
+
+// upgradeImage is the next release's node image for the in-place upgrade
+// spec; e2e-cluster says "none" where the label filter leaves the spec
+// out, the release is the newest, or a feature set other than the defaults
+// makes the spec a declared skip.
+func (p *Pipeline) upgradeImage(ctx context.Context, c Config, b *built) error {
+	start := time.Now()
+	ref, err := p.clusterTool(c, "upgrade-image.out", "upgrade-image", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
+		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out())
+	if err != nil {
+		return err
+	}
+	b.upgradeImage = ref
+	return timed(b, "next release node image "+ref, start)
+}
+
+// clusterTool runs e2e-cluster (make e2e-cli builds it) with its output
+// shown and kept in the output folder's file (CI reads node-image.out),
+// and returns its last line: what it got.
+func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, error) {
+	f, err := os.Create(filepath.Join(c.Out(), keep))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	// Not CommandContext: Ctrl-C reaches it from the terminal, and it
+	// cleans up after itself (a build container) before it ends.
+	cmd := exec.Command(c.bin("e2e-cluster"), args...)
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(p.Stdout, f, &out), p.Stderr
+	if err := p.start(c, cmd); err != nil {
+		return "", err
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
+func (p *Pipeline) driverImage(ctx context.Context, c Config, b *built) error {
+	start := time.Now()
+	if b.driverTag = c.Get("TESTDRIVER_IMAGE"); b.driverTag == "" {
+		img, err := p.buildDriver(c.Root(), filepath.Join(c.Out(), "testdriver"))
+		if err != nil {
+			return fmt.Errorf("testdriver-image: %w", err)
+		}
+		b.driverTag, b.driverArchive = img.Tag, img.Archive
+	}
+	if err := timed(b, "test driver image "+b.driverTag, start); err != nil {
+		return err
+	}
+	fmt.Fprintf(p.Stdout, "e2e: test driver image %s\n", b.driverTag)
+	return nil
+}
+
+// ginkgo runs the suite under go tool ginkgo, its output also in the
+// release's e2e.log. The release's folder starts empty.
+func (p *Pipeline) ginkgo(ctx context.Context, c Config, b *built) error {
+	dir := c.releaseDir()
+	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
+		return err
+	}
+	args, err := c.GinkgoCommand(*b)
+	if err != nil {
+		return err
+	}
+	log, err := os.Create(filepath.Join(dir, "e2e.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	// Ginkgo too gets Ctrl-C from the terminal: its cleanup must run to
+	// its end.
+	cmd := exec.Command("go", args...)
+	out := io.MultiWriter(p.Stdout, log)
+	cmd.Stdout, cmd.Stderr = out, out
+	return p.start(c, cmd)
+}
+
+// buildDriver is the bundled driver's image build (image.Build), which
+// tests replace.
+type buildDriver func(root, out string) (image.Built, error)

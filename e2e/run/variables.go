@@ -1,0 +1,185 @@
+// Package run is a run of the suite from this machine, as one Go program:
+// THE table of the variables a run reads (their names, defaults, meanings
+// and checks), the resolve step that turns them into a Config, and the
+// pipeline of named steps that make e2e, make signoff, make bench and
+// make e2e-release go through (e2e/cmd/run): preflight, then per release
+// the node image, the next release's node image, the driver image and the
+// suite under Ginkgo, then the sign-off. The suite binary's flags
+// (e2e/adminaccess), the in-cluster entry (e2e/cmd/incluster) and the Job
+// that carries the variables into the cluster (e2e/suitejob) read the
+// same table, so a variable is added in one place.
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+// Variable is one variable a run reads from make's command line or the
+// environment.
+type Variable struct {
+	Name string
+	// Default is the value where the variable is not set; "" is none.
+	Default string
+	// Shown is the README's default where it is no value of the variable
+	// ("all", "—"); otherwise the README shows Default as code.
+	Shown string
+	// Meaning is the README's text: what the variable does, in markdown.
+	Meaning string
+	// Suite is the suite binary's flag the value goes to unchanged, and
+	// Usage that flag's help; "" where the suite has none.
+	Suite, Usage string
+	// Switch marks a 1-or-0 variable: any other value is refused, and its
+	// suite flag, if any, is a boolean set by 1.
+	Switch bool
+	// Ginkgo is the Ginkgo flag the value goes to where it is not empty
+	// (--label-filter for the CLI, -ginkgo.label-filter for a compiled
+	// suite); "" where none.
+	Ginkgo string
+	// Job marks the variables the in-cluster Job carries (e2e/suitejob):
+	// those that change what the suite checks or how it judges it.
+	Job bool
+	// Check refuses a bad value in one line without a cluster; nil takes
+	// any value.
+	Check func(Config) error
+}
+
+// The README's texts that two variables of one row share.
+const (
+	ownDriver = "with `KUBECONFIG`: a DRA driver of your own and the DeviceClass of its devices; the run claims those devices instead of installing the bundled driver and runs the specs that hold for any driver (see \"On your own cluster\"). Both or neither; a class that does not exist or selects none of the driver's node-local devices, or selects devices that consume shared counters (partitions), a driver with no such devices, or a cluster where some of the class's devices are in use on every node, is refused before anything is built, in one line that says what to do"
+	suiteJob  = "`make incluster-e2e`: a suite image pushed before, run instead of one built and pushed; `KEEP=1` keeps the Job's namespace and binding"
+	specNames = "Ginkgo regular expressions on spec names; a filter or focus that selects no spec fails the run instead of passing empty"
+)
+
+// none is the README's default of a variable that has none.
+const none = "—"
+
+// Variables is THE table: every variable of a run, in the README's order.
+// README.md's table is this one (go run ./e2e/cmd/run variables prints it;
+// a unit test compares the two).
+var Variables = []Variable{
+	{Name: "K8S_VERSION", Default: release.Default, Job: true,
+		Suite: "release", Usage: "Kubernetes release of the cluster the suite creates (or of the existing cluster)",
+		Meaning: "release (`1.33`–`1.37`, or a patch of one such as `1.35.4`: a patch other than the pin and kind's published image (1.35.8 for 1.35) is built, never booted from an image of another patch: it needs all its modules in the module proxy — not 1.33.11 or 1.33.12, for example); 1.35 is the newest where the gate can still be switched"},
+	{Name: "K8S_VERSIONS", Shown: "`$(K8S_VERSION)`", Check: checkReleases,
+		Meaning: "several releases in turn (`all`: every supported release); the run fails if any fails"},
+	{Name: "PROFILE", Default: "default", Job: true, Check: checkProfile,
+		Suite: "profile", Usage: "gate profile of the cluster the suite creates",
+		Meaning: "the gate profile the cluster is created with (see `make profiles`-style list below)"},
+	{Name: "FEATURES", Default: release.DefaultSet, Job: true, Check: checkFeatures,
+		Suite: "features", Usage: "DRA feature set of the cluster the suite creates (or that the existing cluster runs)",
+		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (1.36, 1.37: consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (1.34–1.37: every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; the `experimental` allocator, except on 1.36, whose kube-scheduler passes no alpha feature to it). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
+	{Name: "TESTDRIVER_IMAGE", Shown: none, Job: true,
+		Suite: "testdriver-image", Usage: "a pushed test driver image the nodes pull (instead of loading an archive)",
+		Meaning: "a pushed driver and workload image (`make testdriver-push REGISTRY=host/path` prints one) that the nodes pull instead of an archive loaded into them; a reference that does not resolve, or a registry that does not answer, is refused before anything is built. A registry on this machine's loopback (`localhost:5001`, `make registry-up`) is reached by the nodes of a cluster the suite creates at the kind network's gateway, one on a private address where it is, both over plain HTTP as the push reaches them (any other registry over HTTPS only)"},
+	{Name: "DRIVER", Shown: none, Job: true, Check: checkDriver, Meaning: ownDriver,
+		Suite: "driver", Usage: "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver"},
+	{Name: "DEVICE_CLASS", Shown: none, Job: true, Meaning: ownDriver,
+		Suite: "device-class", Usage: "the DeviceClass that selects that driver's devices"},
+	{Name: "ADMIN_CHECK", Shown: none, Job: true,
+		Suite: "admin-check", Usage: "a shell command that must succeed in a container given a device with admin access (with --driver)",
+		Meaning: "with `DRIVER` and `WORKLOAD_IMAGE`: a shell command that must succeed inside every container given a device with admin access, run with the devices the allocation gave that container in its environment (`DRA_DEVICE_NAME`, `DRA_DEVICE_ATTR_UUID`, …; see \"On your own cluster\"), say `nvidia-smi -i \"$DRA_DEVICE_ATTR_UUID\"`; the bundled workload image has no shell, so without `WORKLOAD_IMAGE` it is refused"},
+	{Name: "DRIVER_NAMESPACE", Shown: none, Job: true, Check: checkDriverNamespace,
+		Suite: "driver-namespace", Usage: "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)",
+		Meaning: "with `DRIVER`: the namespace of the driver's pods, whose images and versions go into the report's provenance and whose logs into the artifacts (`driver-<pod>.log`); by default the pods are found by their kubelet plugin folder. Given, a namespace with no pods is refused"},
+	{Name: "WORKLOAD_IMAGE", Shown: "the bundled workload", Job: true,
+		Suite: "workload-image", Usage: "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)",
+		Meaning: "with `DRIVER`: the image the specs' pods run (`sh -c 'exec sleep 86400'`, so it needs `sh` and `sleep`; `ADMIN_CHECK` runs in it)"},
+	{Name: "REGISTRY", Shown: none,
+		Meaning: "`make incluster-e2e` (and `make testdriver-push`): the registry and path images are pushed to, which the cluster's nodes pull from (`registry.example.com/team`; plain HTTP only to a loopback or private address)"},
+	{Name: "REGISTRY_PORT", Default: "5001",
+		Meaning: "`make registry-up`: the port the registry on this machine serves on, on the loopback and, for kind's nodes, on the kind network's gateway"},
+	{Name: "SUITE_IMAGE", Shown: none, Meaning: suiteJob},
+	{Name: "KEEP", Shown: none, Meaning: suiteJob},
+	{Name: "DEBIAN_MIRROR", Shown: "apt's own",
+		Meaning: "the Debian mirror an offline node image build debootstraps from (needed where apt names none, such as Ubuntu)"},
+	{Name: "LABELS", Shown: "all", Ginkgo: "label-filter", Job: true, Check: checkLabels,
+		Meaning: "a Ginkgo label filter, e.g. `authz \\|\\| allocation`, `!disruptive`; an unknown label is refused"},
+	{Name: "FOCUS", Shown: none, Ginkgo: "focus", Job: true, Check: checkRegexp("FOCUS"), Meaning: specNames},
+	{Name: "SKIP", Shown: none, Ginkgo: "skip", Job: true, Check: checkRegexp("SKIP"), Meaning: specNames},
+	{Name: "KEEP_CLUSTER", Shown: none, Switch: true, Check: checkSwitch("KEEP_CLUSTER"),
+		Suite: "keep-cluster", Usage: "keep the cluster after the run",
+		Meaning: "`1` keeps the cluster (and the driver) after the run; delete it with `make cluster-down`; `0` or empty deletes it; anything else is refused. With several releases each kept cluster is named `$(CLUSTER_NAME)-1-35` and so on"},
+	{Name: "CLUSTER_NAME", Default: kindcluster.DefaultName, Job: true, Check: checkClusterName,
+		Suite: "cluster-name", Usage: "kind cluster name",
+		Meaning: "the kind cluster's name; a name in use is refused before anything is built"},
+	{Name: "NODE_IMAGE", Default: "auto", Check: checkImageSource("NODE_IMAGE"),
+		Suite: "node-image", Usage: "node image: auto, pull, build, or an image reference",
+		Meaning: "`auto` (our offline build if present, else kind v0.33.0's published `kindest/node` for the release, pinned by digest, else an offline build), `pull`, `build`, `present` (only an image already here), or any kind node image of the release's minor (its own patch is what the checks expect)"},
+	{Name: "UPGRADE", Default: "1", Switch: true, Check: checkSwitch("UPGRADE"),
+		Meaning: "`0` skips the in-place upgrade spec and the build of the next release's node image it needs (`1` or `0` only)"},
+	{Name: "UPGRADE_NODE_IMAGE", Default: "auto", Check: checkImageSource("UPGRADE_NODE_IMAGE"),
+		Meaning: "source of the next release's node image (`auto`, `pull`, `build` or an image reference)"},
+	{Name: "KUBECONFIG", Shown: none,
+		Meaning: "**on the make command line only**: run against that existing cluster, create none"},
+	{Name: "PROCS", Default: "2", Ginkgo: "procs", Check: checkProcs,
+		Meaning: "parallel Ginkgo processes (a whole number from 1, checked before anything is built)"},
+	{Name: "TIMEOUT", Default: "60m", Ginkgo: "timeout", Job: true, Check: checkTimeout,
+		Meaning: "Ginkgo's suite timeout per release (a Go duration, checked before anything is built)"},
+	{Name: "ARTIFACTS", Default: "_artifacts",
+		Suite: "artifacts", Usage: "where logs and reports go (a relative path is taken from --source-root)",
+		Meaning: "where reports and logs go, one folder per release (a relative path is taken from the repository's root)"},
+	{Name: "GINKGO_ARGS", Shown: none, Check: checkGinkgoArgs,
+		Meaning: "extra Ginkgo flags, e.g. `-v` or `--poll-progress-after=60s`"},
+	{Name: "BENCH_REPEAT", Default: "3", Check: checkBenchRepeat,
+		Meaning: "`make bench`: gate moves off and on per component, and feature-set moves there and back, on the kept cluster"},
+}
+
+// Lookup is the table's variable of that name.
+func Lookup(name string) (Variable, bool) {
+	for _, v := range Variables {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variable{}, false
+}
+
+// From is the variable's value in an environment read with getenv, where
+// an empty value is none: the given value, or else the default. The suite
+// binary and the in-cluster entry read their variables so.
+func (v Variable) From(getenv func(string) string) string {
+	if s := getenv(v.Name); s != "" {
+		return s
+	}
+	return v.Default
+}
+
+// JobVariables are the names of the variables the in-cluster Job carries.
+func JobVariables() []string {
+	var out []string
+	for _, v := range Variables {
+		if v.Job {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// Markdown is the README's table of the variables: a row per variable,
+// and one row for neighbours that share their default and meaning
+// (`DRIVER`, `DEVICE_CLASS`).
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| variable | default | meaning |\n|---|---|---|\n")
+	for i := 0; i < len(Variables); {
+		v := Variables[i]
+		names := []string{"`" + v.Name + "`"}
+		for i++; i < len(Variables) && Variables[i].Meaning == v.Meaning && Variables[i].shown() == v.shown(); i++ {
+			names = append(names, "`"+Variables[i].Name+"`")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.Join(names, ", "), v.shown(), v.Meaning)
+	}
+	return b.String()
+}
+
+// shown is the README's default of the variable.
+func (v Variable) shown() string {
+	if v.Shown != "" {
+		return v.Shown
+	}
+	return "`" + v.Default + "`"
+}

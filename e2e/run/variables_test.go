@@ -1,0 +1,149 @@
+package run
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// readmeRow is one row of README.md's table of variables.
+type readmeRow struct {
+	names                []string
+	shown, meaning, line string
+}
+
+// readmeVariables parses the table under "| variable | default | meaning |"
+// in README.md: cells split at each | that markdown does not escape.
+func readmeVariables(t *testing.T) []readmeRow {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	start := slices.Index(lines, "| variable | default | meaning |")
+	if start < 0 || start+1 >= len(lines) || lines[start+1] != "|---|---|---|" {
+		t.Fatal("README.md has no table headed | variable | default | meaning |")
+	}
+	unescaped := regexp.MustCompile(`[^\\]\|`)
+	name := regexp.MustCompile("^`([A-Z0-9_]+)`$")
+	var rows []readmeRow
+	for _, line := range lines[start+2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		inner := strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |")
+		var cells []string
+		for {
+			loc := unescaped.FindStringIndex(inner)
+			if loc == nil {
+				cells = append(cells, inner)
+				break
+			}
+			cells = append(cells, strings.TrimSpace(inner[:loc[0]+1]))
+			inner = strings.TrimSpace(inner[loc[1]:])
+		}
+		if len(cells) != 3 {
+			t.Fatalf("README.md: a row of the variables' table without three cells: %s", line)
+		}
+		row := readmeRow{shown: cells[1], meaning: cells[2], line: line}
+		for _, n := range strings.Split(cells[0], ", ") {
+			m := name.FindStringSubmatch(n)
+			if m == nil {
+				t.Fatalf("README.md: %q in the variables' table is no `NAME`: %s", n, line)
+			}
+			row.names = append(row.names, m[1])
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// README.md's table lists exactly the table's variables, in its order, each
+// with its default and meaning: the README is what `go run ./e2e/cmd/run
+// variables` prints, so a variable is added, renamed or explained in
+// variables.go alone.
+func TestREADMEListsEveryVariableWithItsDefault(t *testing.T) {
+	rows := readmeVariables(t)
+	var listed []string
+	for _, r := range rows {
+		listed = append(listed, r.names...)
+	}
+	var table []string
+	for _, v := range Variables {
+		table = append(table, v.Name)
+	}
+	if !slices.Equal(listed, table) {
+		t.Fatalf("README.md lists the variables\n  %v\nthe table (e2e/run/variables.go) has\n  %v\n(go run ./e2e/cmd/run variables prints the README's table)", listed, table)
+	}
+	for _, r := range rows {
+		for _, n := range r.names {
+			v, _ := Lookup(n)
+			if r.shown != v.shown() {
+				t.Errorf("README.md: %s's default is %s, the table's %s", n, r.shown, v.shown())
+			}
+			if r.meaning != v.Meaning {
+				t.Errorf("README.md: %s's meaning differs from the table's:\n  README: %s\n  table:  %s", n, r.meaning, v.Meaning)
+			}
+		}
+	}
+	if got := strings.Join(readmeTable(t), "\n") + "\n"; got != Markdown() {
+		t.Errorf("README.md's table is not the one the table renders (go run ./e2e/cmd/run variables prints it)")
+	}
+}
+
+func readmeTable(t *testing.T) []string {
+	out := []string{"| variable | default | meaning |", "|---|---|---|"}
+	for _, r := range readmeVariables(t) {
+		out = append(out, r.line)
+	}
+	return out
+}
+
+// Each variable is one row of the table, with what a row must have; a
+// suite flag or a Ginkgo flag belongs to one variable only.
+func TestTheTableIsWhole(t *testing.T) {
+	names, flags := map[string]bool{}, map[string]string{}
+	for _, v := range Variables {
+		if names[v.Name] {
+			t.Errorf("%s is in the table twice", v.Name)
+		}
+		names[v.Name] = true
+		if v.Meaning == "" {
+			t.Errorf("%s has no meaning", v.Name)
+		}
+		if v.Default == "" && v.Shown == "" {
+			t.Errorf("%s shows no default: give Shown (\"—\" for none)", v.Name)
+		}
+		if v.Suite != "" && v.Usage == "" {
+			t.Errorf("%s's suite flag --%s has no usage", v.Name, v.Suite)
+		}
+		if v.Switch && v.Check == nil {
+			t.Errorf("%s is a switch without its check", v.Name)
+		}
+		for _, f := range []string{"suite " + v.Suite, "ginkgo " + v.Ginkgo} {
+			if strings.HasSuffix(f, " ") {
+				continue
+			}
+			if other, ok := flags[f]; ok {
+				t.Errorf("%s and %s both set %s", other, v.Name, f)
+			}
+			flags[f] = v.Name
+		}
+	}
+}
+
+// The Job carries exactly the variables that change what the suite checks
+// or how it judges it, as it did when they were listed in e2e/suitejob.
+func TestJobVariables(t *testing.T) {
+	want := []string{"K8S_VERSION", "FEATURES", "PROFILE", "LABELS", "FOCUS", "SKIP", "TIMEOUT",
+		"TESTDRIVER_IMAGE", "DRIVER", "DEVICE_CLASS", "DRIVER_NAMESPACE", "WORKLOAD_IMAGE", "ADMIN_CHECK", "CLUSTER_NAME"}
+	got := JobVariables()
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the Job carries %v, want %v", got, want)
+	}
+}
