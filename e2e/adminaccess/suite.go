@@ -30,6 +30,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
@@ -77,36 +78,42 @@ var (
 
 // registerFlags adds the suite's flags and the e2e framework's to the
 // command line: done by Main, not at import, so that importing the package
-// (go vet, a unit test) registers nothing.
+// (go vet, a unit test) registers nothing. The flags of the run's
+// variables come from their table (e2e/run: name, default, usage), each
+// defaulting to its variable in the environment; suiteFields says where
+// each lands. The rest are what the steps before the suite made.
 func registerFlags() {
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
-	flag.StringVar(&cfg.Release, "release", envOr("K8S_VERSION", release.Default), "Kubernetes release of the cluster the suite creates (or of the existing cluster)")
-	flag.StringVar(&cfg.Profile, "profile", envOr("PROFILE", "default"), "gate profile of the cluster the suite creates")
-	flag.StringVar(&cfg.Features, "features", envOr("FEATURES", release.DefaultSet), "DRA feature set of the cluster the suite creates (or that the existing cluster runs)")
-	flag.StringVar(&cfg.ClusterName, "cluster-name", envOr("CLUSTER_NAME", kindcluster.DefaultName), "kind cluster name")
-	flag.StringVar(&cfg.NodeImage, "node-image", envOr("NODE_IMAGE", "auto"), "node image: auto, pull, build, or an image reference")
+	fields := suiteFields()
+	for _, v := range run.Variables {
+		switch {
+		case v.Suite == "":
+		case v.Switch:
+			flag.BoolVar(&cfg.KeepCluster, v.Suite, v.From(os.Getenv) == "1", v.Usage)
+		case fields[v.Suite] != nil:
+			flag.StringVar(fields[v.Suite], v.Suite, v.From(os.Getenv), v.Usage)
+		default:
+			panic(fmt.Sprintf("e2e: the variables' table gives %s the suite flag --%s, which the suite does not read (suiteFields)", v.Name, v.Suite))
+		}
+	}
 	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
-	flag.StringVar(&cfg.TestdriverImage, "testdriver-image", envOr("TESTDRIVER_IMAGE", ""), "a pushed test driver image the nodes pull (instead of loading an archive)")
 	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
 	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
 	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
-	flag.StringVar(&cfg.Artifacts, "artifacts", envOr("ARTIFACTS", "../_artifacts"), "where logs and reports go")
 	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
 	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
-	flag.StringVar(&cfg.Driver, "driver", envOr("DRIVER", ""), "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver")
-	flag.StringVar(&cfg.DeviceClass, "device-class", envOr("DEVICE_CLASS", ""), "the DeviceClass that selects that driver's devices")
-	flag.StringVar(&cfg.AdminCheck, "admin-check", envOr("ADMIN_CHECK", ""), "a shell command that must succeed in a container given a device with admin access (with --driver)")
-	flag.StringVar(&cfg.DriverNamespace, "driver-namespace", envOr("DRIVER_NAMESPACE", ""), "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)")
-	flag.StringVar(&cfg.WorkloadImage, "workload-image", envOr("WORKLOAD_IMAGE", ""), "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)")
-	flag.BoolVar(&cfg.KeepCluster, "keep-cluster", os.Getenv("KEEP_CLUSTER") == "1", "keep the cluster after the run")
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
+// suiteFields are where the suite flags of the variables' table land; the
+// one switch among them, --keep-cluster, is cfg.KeepCluster.
+func suiteFields() map[string]*string {
+	return map[string]*string{
+		"release": &cfg.Release, "profile": &cfg.Profile, "features": &cfg.Features, "cluster-name": &cfg.ClusterName,
+		"node-image": &cfg.NodeImage, "testdriver-image": &cfg.TestdriverImage, "artifacts": &cfg.Artifacts,
+		"driver": &cfg.Driver, "device-class": &cfg.DeviceClass, "admin-check": &cfg.AdminCheck,
+		"driver-namespace": &cfg.DriverNamespace, "workload-image": &cfg.WorkloadImage,
 	}
-	return def
 }
 
 // Main is the suite binary's TestMain: it reads the flags, refuses bad
@@ -123,10 +130,15 @@ func Main(m *testing.M) {
 	} else {
 		framework.TestContext.KubeConfig = ""
 	}
-	for _, p := range []*string{&cfg.RepoRoot, &cfg.OutputDir, &cfg.Artifacts} {
+	for _, p := range []*string{&cfg.RepoRoot, &cfg.OutputDir} {
 		if abs, err := filepath.Abs(*p); err == nil {
 			*p = abs
 		}
+	}
+	// ARTIFACTS means the repository's folder where it is relative, as
+	// for make e2e.
+	if !filepath.IsAbs(cfg.Artifacts) {
+		cfg.Artifacts = filepath.Join(cfg.RepoRoot, cfg.Artifacts)
 	}
 	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
 		startCommit = suiteCommit()

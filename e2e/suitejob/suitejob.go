@@ -17,6 +17,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -42,15 +43,12 @@ var jobTemplate string
 var pluginTemplate string
 
 // Variables are make e2e's variables that change what the suite checks or
-// how it judges it; each one set is carried into the container, under its
-// own name (the entrypoint reads them as make e2e's suite would). Leaving
-// one out would judge the cluster as something it is not: a cluster with
-// alpha DRA gates as the defaults, say.
-var Variables = []string{
-	"K8S_VERSION", "FEATURES", "PROFILE", "LABELS", "FOCUS", "SKIP", "TIMEOUT",
-	"TESTDRIVER_IMAGE", "DRIVER", "DEVICE_CLASS", "DRIVER_NAMESPACE", "WORKLOAD_IMAGE", "ADMIN_CHECK",
-	"CLUSTER_NAME",
-}
+// how it judges it (those e2e/run's table marks Job); each one set is
+// carried into the container, under its own name (the entrypoint reads
+// them as make e2e's suite would). Leaving one out would judge the cluster
+// as something it is not: a cluster with alpha DRA gates as the defaults,
+// say.
+var Variables = run.JobVariables()
 
 // Environment is the Variables that getenv sets, in their order.
 func Environment(getenv func(string) string) [][2]string {

@@ -6,7 +6,7 @@
 // variables make e2e would pass, writes the sign-off beside the reports, and
 // tells Sonobuoy where the results are (its done file).
 //
-// Its variables are make e2e's (e2e/suitejob.Variables): K8S_VERSION
+// Its variables are make e2e's that the Job carries (e2e/run's table): K8S_VERSION
 // (default: the server's minor), FEATURES, PROFILE, LABELS, FOCUS, SKIP,
 // TIMEOUT, TESTDRIVER_IMAGE (the bundled driver's image, which the nodes
 // must be able to pull or hold), or DRIVER, DEVICE_CLASS, DRIVER_NAMESPACE,
@@ -40,6 +40,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 )
@@ -58,7 +59,7 @@ func main() {
 		}
 		return
 	}
-	code, err := run(context.Background())
+	code, err := runAll(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "incluster:", err)
 		if code == 0 {
@@ -68,7 +69,9 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context) (int, error) {
+// runAll runs the suite once, or once per class of DEVICE_CLASS=a,b, then
+// writes the sign-off and tells Sonobuoy; the int is the exit code.
+func runAll(ctx context.Context) (int, error) {
 	// The image has no base, so no /tmp until it is made; the suite and
 	// its framework write there too.
 	if err := os.MkdirAll(os.TempDir(), 0o1777); err != nil {
@@ -93,8 +96,8 @@ func run(ctx context.Context) (int, error) {
 		}
 	}
 	code := 0
-	for _, run := range classRuns(results, release, os.Getenv("DEVICE_CLASS")) {
-		c, err := runSuite(ctx, suiteArgs(release, kubeconfig, run.artifacts, run.class), run.artifacts)
+	for _, cr := range classRuns(results, release, os.Getenv("DEVICE_CLASS")) {
+		c, err := runSuite(ctx, suiteArgs(release, kubeconfig, cr.artifacts, cr.class), cr.artifacts)
 		if err != nil {
 			return 2, err
 		}
@@ -151,28 +154,36 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 }
 
 // suiteArgs are the flags make e2e gives the suite against an existing
-// cluster, from the same variables. One process: the Ginkgo CLI, which
-// runs specs in parallel, is not in the image.
+// cluster, from the same variables (the Job's, e2e/run's table), with
+// Ginkgo's spelled for the compiled suite. One process: the Ginkgo CLI,
+// which runs specs in parallel, is not in the image; so a run takes longer
+// than make e2e's, and TIMEOUT's default here is 90m. The release is the
+// server's unless K8S_VERSION says, and the cluster is named as the
+// kubeconfig names it.
 func suiteArgs(release, kubeconfig, artifacts, class string) []string {
+	get := func(name string) string {
+		v, _ := run.Lookup(name)
+		switch name {
+		case "K8S_VERSION":
+			return release
+		case "DEVICE_CLASS":
+			return class
+		case "CLUSTER_NAME":
+			v.Default = inClusterName
+		case "TIMEOUT":
+			v.Default = "90m"
+		}
+		return v.From(os.Getenv)
+	}
+	job := func(v run.Variable) bool { return v.Job }
 	args := []string{
-		"--kubeconfig=" + kubeconfig, "--release=" + release, "--artifacts=" + artifacts,
-		"--cluster-name=" + envOr("CLUSTER_NAME", inClusterName),
-		"--features=" + envOr("FEATURES", "defaults"), "--profile=" + envOr("PROFILE", "default"),
-		"--testdriver-image=" + os.Getenv("TESTDRIVER_IMAGE"),
-		"--driver=" + os.Getenv("DRIVER"), "--device-class=" + class,
-		"--driver-namespace=" + os.Getenv("DRIVER_NAMESPACE"),
-		"--workload-image=" + os.Getenv("WORKLOAD_IMAGE"), "--admin-check=" + os.Getenv("ADMIN_CHECK"),
-		"--output-dir=" + os.TempDir(), "--source-root=/",
+		"--kubeconfig=" + kubeconfig, "--artifacts=" + artifacts, "--output-dir=" + os.TempDir(), "--source-root=/",
 		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
 		"-ginkgo.json-report=" + filepath.Join(artifacts, "ginkgo-report.json"),
-		"-ginkgo.fail-on-empty", "-ginkgo.no-color", "-ginkgo.timeout=" + envOr("TIMEOUT", "90m"),
+		"-ginkgo.fail-on-empty", "-ginkgo.no-color",
 	}
-	for flag, env := range map[string]string{"-ginkgo.label-filter=": "LABELS", "-ginkgo.focus=": "FOCUS", "-ginkgo.skip=": "SKIP"} {
-		if v := os.Getenv(env); v != "" {
-			args = append(args, flag+v)
-		}
-	}
-	return args
+	args = append(args, run.SuiteFlags(get, job)...)
+	return append(args, run.GinkgoFlags(get, "-ginkgo.", job)...)
 }
 
 // inClusterName names the cluster in the kubeconfig and the provenance

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,14 +21,16 @@ func TestSuiteArgs(t *testing.T) {
 	args := suiteArgs("1.35", "/tmp/kc", "/results/1.35", "gpu-class")
 	for _, want := range []string{"--kubeconfig=/tmp/kc", "--release=1.35", "--artifacts=/results/1.35", "-ginkgo.label-filter=authz || allocation",
 		"--device-class=gpu-class", "--features=alpha", "--profile=default",
-		"--driver=gpu.example.com", "--admin-check=nvidia-smi -L", "-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty"} {
+		"--driver=gpu.example.com", "--admin-check=nvidia-smi -L", "-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty",
+		// Its own defaults: one process takes longer; the kubeconfig names the cluster.
+		"-ginkgo.timeout=90m", "--cluster-name=in-cluster", "--workload-image=", "--driver-namespace=", "--testdriver-image="} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args lack %q: %v", want, args)
 		}
 	}
 	for _, a := range args {
-		if a == "-ginkgo.focus=" {
-			t.Errorf("an empty focus was passed")
+		if a == "-ginkgo.focus=" || strings.HasPrefix(a, "--node-image") || strings.HasPrefix(a, "--keep-cluster") {
+			t.Errorf("%s was passed: an empty focus, or a flag of a variable the Job does not carry", a)
 		}
 	}
 }
