@@ -1,5 +1,5 @@
 # The two commands a newcomer runs:
-#   make e2e    the conformance suite on a fresh kind cluster (Kubernetes 1.35 unless K8S_VERSION says)
+#   make e2e    the conformance suite on a fresh kind cluster (the release K8S_VERSION names)
 #   make test   unit tests and static checks, no cluster
 # Every variable is listed in README.md, and defined once, in e2e/run
 # (variables.go: its name, default, meaning and check). A run is one Go

@@ -49,7 +49,7 @@ esac
 # containers is counted as containers): a build someone else runs on the
 # machine at the same time is not the run's.
 session=$(ps -o sid= $$ | tr -d ' ')
-procs() { ps -eo pid=,sid=,args= | awk -v s="$session" '$2 == s { $2 = ""; print }' | grep -E 'ginkgo|e2e\.test|/e2e-cluster|debootstrap|docker (exec|run|build|cp|save|load)|kind (create|delete)|testdriver-image|go-build' | grep -v -E 'grep|interrupt-check' | awk '{$1=""; print}' | sort; }
+procs() { ps -eo pid=,sid=,args= | awk -v s="$session" '$2 == s { $2 = ""; print }' | grep -E 'ginkgo|e2e\.test|/e2e-cluster|/bin/run |debootstrap|docker (exec|run|build|cp|save|load)|kind (create|delete)|testdriver-image|go-build' | grep -v -E 'grep|interrupt-check' | awk '{$1=""; print}' | sort; }
 containers() { docker ps -a --format '{{.Names}}' | grep -v -x "$name-control-plane\|$name-worker" | sort; }
 mounts() { findmnt -rn -o TARGET | sort; }
 namespaces() { docker exec "$name-control-plane" kubectl --kubeconfig /etc/kubernetes/admin.conf get namespaces -o name | grep 'namespace/dra-testdriver' | sort; true; }

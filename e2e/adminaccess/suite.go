@@ -60,7 +60,7 @@ var (
 	plan *testenv.Plan
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
 	env *testenv.Env
-	// timelineFile holds the steps the Makefile timed before the suite.
+	// timelineFile holds the steps the runner (e2e/run) timed before the suite.
 	timelineFile string
 	// runningGates are the gates read from the nodes before teardown (nil
 	// where they could not be read).

@@ -1,5 +1,5 @@
 // Package labels holds the suite's spec groups (Ginkgo labels) and checks a
-// label filter against them, for the suite and for the Makefile's preflight.
+// label filter against them, for the suite and for the runner's preflight (e2e/run).
 package labels
 
 import (

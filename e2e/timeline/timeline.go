@@ -1,5 +1,5 @@
 // Package timeline records where a run's time goes: the steps before the
-// suite (node images, the test driver's image, written by the Makefile), the
+// suite (node images, the test driver's image, written by the runner, e2e/run), the
 // cluster's set-up, each spec group, each gate move and release switch, and
 // the teardown. Report.md shows them so that a slow run explains itself, and
 // make bench reads them back.
@@ -47,7 +47,7 @@ func (s Step) String() string {
 	return fmt.Sprintf("%s: %s %.1fs", s.Kind, s.Name, s.Seconds)
 }
 
-// ReadFile reads the steps the Makefile wrote before the suite, one per line:
+// ReadFile reads the steps the runner wrote before the suite, one per line:
 // name, a tab, milliseconds. A missing file is no steps.
 func ReadFile(path string) ([]Step, error) {
 	f, err := os.Open(path)

@@ -1,6 +1,6 @@
 // Command e2e-cluster builds node images and creates, switches and deletes the
-// suite's kind clusters. The Makefile and people call it; the Ginkgo suites use
-// the same packages from Go.
+// suite's kind clusters. The runner (e2e/run, behind make) and people call
+// it; the Ginkgo suites use the same packages from Go.
 //
 //	e2e-cluster node-image --release 1.35 [--source auto|pull|build|IMAGE]
 //	e2e-cluster up --release 1.35 --profile default --name NAME [--kubeconfig FILE] [--registry localhost:5001]
