@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
@@ -39,8 +38,7 @@ type Pipeline struct {
 	buildDriver buildDriver
 	// preflight is Preflight, which tests replace: it asks Docker and
 	// clusters.
-	preflight   func(context.Context, Config) []string
-	interrupted atomic.Bool
+	preflight func(context.Context, Config) []string
 }
 
 // New is a pipeline that runs commands and builds images.
@@ -62,33 +60,26 @@ func (c Config) Command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// CatchInterrupt keeps Ctrl-C from ending the run at once: the command
-// that runs gets it from the terminal and ends (Ginkgo after its cleanup,
-// which deletes the cluster), the run notes it, starts no further release
-// or column, writes the sign-off of what ran and exits 130. stop undoes it.
-func (p *Pipeline) CatchInterrupt() (stop func()) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ch:
-				p.interrupted.Store(true)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(ch); close(done) }
+// WithInterrupt is ctx, ended by Ctrl-C, which no longer ends the process:
+// the command that runs gets Ctrl-C from the terminal and ends (Ginkgo
+// after its cleanup, which deletes the cluster), while the run, which
+// reads its output, waits for it, starts no further step, release or
+// column, writes the sign-off of what ran and exits 130. The pipeline's
+// methods take that ctx; its commands are not killed with it.
+func WithInterrupt(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt)
 }
 
 func (p *Pipeline) say(format string, a ...any) { fmt.Fprintf(p.Stdout, format+"\n", a...) }
 
 // Preflight prints each bad variable on a line of its own ("e2e: ...")
-// and returns ExitRefused, or 0 where none is.
+// and returns ExitRefused, or 0 where none is; ExitInterrupted, and
+// nothing said, where Ctrl-C cut it short.
 func (p *Pipeline) Preflight(ctx context.Context, c Config) int {
 	problems := p.preflight(ctx, c)
+	if ctx.Err() != nil {
+		return ExitInterrupted
+	}
 	for _, line := range problems {
 		fmt.Fprintln(p.Stderr, "e2e:", line)
 	}
@@ -135,7 +126,7 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 	}
 	var failed []string
 	for _, v := range c.Releases() {
-		if p.interrupted.Load() {
+		if ctx.Err() != nil {
 			break
 		}
 		p.say("=== e2e: Kubernetes %s, profile %s, DRA feature set %s", v, c.Get("PROFILE"), c.Get("FEATURES"))
@@ -151,7 +142,7 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 			continue
 		}
 		for _, class := range classes {
-			if p.interrupted.Load() {
+			if ctx.Err() != nil {
 				break
 			}
 			p.say("=== e2e: DEVICE_CLASS=%s", class)
@@ -166,7 +157,7 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 	}
 	signed := signoff.Collect(src, p.Stdout, p.Stderr)
 	switch {
-	case p.interrupted.Load():
+	case ctx.Err() != nil:
 		p.say("e2e: interrupted; releases after it were not run")
 		return ExitInterrupted
 	case len(failed) > 0:
@@ -211,7 +202,7 @@ func (p *Pipeline) Signoff(ctx context.Context, c Config) int {
 	start, ran := time.Now(), 0
 	var failed, seconds []string
 	for _, col := range columns {
-		if p.interrupted.Load() {
+		if ctx.Err() != nil {
 			break
 		}
 		p.say("=== signoff: Kubernetes %s, DRA feature set %s (allocator %s)", col.Release, col.Features, col.Allocator)
@@ -229,7 +220,7 @@ func (p *Pipeline) Signoff(ctx context.Context, c Config) int {
 	}
 	p.say("signoff: %d columns in %d s (per column: %s)", ran, int(time.Since(start).Seconds()), filepath.Join(dir, "seconds.tsv"))
 	rc := signoff.Collect(signoff.Sources{Cells: []string{filepath.Join(dir, "cells")}, Releases: c.Get("K8S_VERSIONS"), Features: features, Out: dir}, p.Stdout, p.Stderr)
-	if p.interrupted.Load() {
+	if ctx.Err() != nil {
 		p.say("signoff: interrupted; columns after it were not run")
 		return ExitInterrupted
 	}

@@ -20,8 +20,10 @@ type fakeRun struct {
 	commands []string
 	// fail are the releases whose suite fails.
 	fail map[string]bool
-	// onGinkgo, where set, runs as the suite runs (a test's Ctrl-C).
-	onGinkgo func()
+	// interrupt, where set, is called as the command named interruptAt
+	// runs (a test's Ctrl-C): "node-image" or "ginkgo".
+	interrupt   func()
+	interruptAt string
 }
 
 func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
@@ -33,6 +35,9 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 		}
 		return ""
 	}
+	if f.interrupt != nil && (f.interruptAt == "ginkgo" && filepath.Base(cmd.Path) == "go" || slices.Contains(cmd.Args, f.interruptAt)) {
+		f.interrupt()
+	}
 	switch filepath.Base(cmd.Path) {
 	case "e2e-cluster":
 		f.commands = append(f.commands, "e2e-cluster "+cmd.Args[1]+" "+c.Get("K8S_VERSION"))
@@ -42,9 +47,6 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 		f.commands = append(f.commands, fmt.Sprintf("ginkgo %s on %s class %s features %s labels %s into %s", flag("--release"), flag("--cluster-name"),
 			flag("--device-class"), flag("--features"), flag("--label-filter"), strings.TrimPrefix(flag("--artifacts"), filepath.Join(c.Root(), "_artifacts"))))
 		fmt.Fprintln(cmd.Stdout, "Ran 3 of 3 Specs")
-		if f.onGinkgo != nil {
-			f.onGinkgo()
-		}
 		if f.fail[flag("--release")] {
 			return exec.Command("/bin/sh", "-c", "exit 1").Run()
 		}
@@ -107,23 +109,28 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 	}
 }
 
-// Ctrl-C during a release: no release after it, the sign-off of what ran,
-// exit 130 with the line that says so.
+// Ctrl-C during a release: no step and no release after it, the sign-off
+// of what ran, exit 130 with the line that says so.
 func TestE2EStopsAfterAnInterrupt(t *testing.T) {
-	var out bytes.Buffer
-	f := &fakeRun{}
-	p := pipeline(f, &out)
-	f.onGinkgo = func() { p.interrupted.Store(true) }
-	c := Resolve(env("K8S_VERSIONS", "1.35 1.36", "UPGRADE", "0"), nil, t.TempDir())
-	if code := p.E2E(context.Background(), c); code != ExitInterrupted {
-		t.Errorf("exit %d", code)
-	}
-	if !slices.Equal(f.commands, []string{"e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}) {
-		t.Errorf("commands %q", f.commands)
-	}
-	got := lines(&out)
-	if got[len(got)-1] != "e2e: interrupted; releases after it were not run" || !strings.HasPrefix(got[len(got)-2], "signoff: NOT signed off") {
-		t.Errorf("closing lines %q", got[len(got)-2:])
+	for at, want := range map[string][]string{
+		"ginkgo":     {"e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"},
+		"node-image": {"e2e-cluster node-image 1.35"},
+	} {
+		var out bytes.Buffer
+		ctx, interrupt := context.WithCancel(context.Background())
+		f := &fakeRun{interrupt: interrupt, interruptAt: at}
+		c := Resolve(env("K8S_VERSIONS", "1.35 1.36", "UPGRADE", "0"), nil, t.TempDir())
+		if code := pipeline(f, &out).E2E(ctx, c); code != ExitInterrupted {
+			t.Errorf("at %s: exit %d", at, code)
+		}
+		interrupt()
+		if !slices.Equal(f.commands, want) {
+			t.Errorf("at %s: commands %q", at, f.commands)
+		}
+		got := lines(&out)
+		if got[len(got)-1] != "e2e: interrupted; releases after it were not run" || !strings.HasPrefix(got[len(got)-2], "signoff: NOT signed off") {
+			t.Errorf("at %s: closing lines %q", at, got[len(got)-2:])
+		}
 	}
 }
 

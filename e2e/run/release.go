@@ -17,9 +17,11 @@ import (
 
 // step is one named part of a release's run, as kind's create is a
 // pipeline of named actions: each works on what the steps before built.
+// A step takes no context: what it starts gets Ctrl-C from the terminal
+// and must clean up to its end; the pipeline starts no step after one.
 type step struct {
 	name string
-	run  func(ctx context.Context, c Config, b *built) error
+	run  func(c Config, b *built) error
 }
 
 // releaseSteps are one release's steps: on clusters the suite makes its
@@ -49,7 +51,10 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 		return err
 	}
 	for _, s := range p.releaseSteps(c) {
-		if err := s.run(ctx, c, b); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: not started: interrupted", s.name)
+		}
+		if err := s.run(c, b); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
@@ -67,7 +72,7 @@ func timed(b *built, name string, start time.Time) error {
 	return errors.Join(err, f.Close())
 }
 
-func (p *Pipeline) nodeImage(ctx context.Context, c Config, b *built) error {
+func (p *Pipeline) nodeImage(c Config, b *built) error {
 	start := time.Now()
 	ref, err := p.clusterTool(c, "node-image.out", "node-image", "--release", c.Get("K8S_VERSION"), "--source", c.Get("NODE_IMAGE"), "--out", c.Out())
 	if err != nil {
@@ -81,7 +86,7 @@ func (p *Pipeline) nodeImage(ctx context.Context, c Config, b *built) error {
 // spec; e2e-cluster says "none" where the label filter leaves the spec
 // out, the release is the newest, or a feature set other than the defaults
 // makes the spec a declared skip.
-func (p *Pipeline) upgradeImage(ctx context.Context, c Config, b *built) error {
+func (p *Pipeline) upgradeImage(c Config, b *built) error {
 	start := time.Now()
 	ref, err := p.clusterTool(c, "upgrade-image.out", "upgrade-image", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
 		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out())
@@ -113,7 +118,7 @@ func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, e
 	return strings.TrimSpace(lines[len(lines)-1]), nil
 }
 
-func (p *Pipeline) driverImage(ctx context.Context, c Config, b *built) error {
+func (p *Pipeline) driverImage(c Config, b *built) error {
 	start := time.Now()
 	if b.driverTag = c.Get("TESTDRIVER_IMAGE"); b.driverTag == "" {
 		img, err := p.buildDriver(c.Root(), filepath.Join(c.Out(), "testdriver"))
@@ -131,7 +136,7 @@ func (p *Pipeline) driverImage(ctx context.Context, c Config, b *built) error {
 
 // ginkgo runs the suite under go tool ginkgo, its output also in the
 // release's e2e.log. The release's folder starts empty.
-func (p *Pipeline) ginkgo(ctx context.Context, c Config, b *built) error {
+func (p *Pipeline) ginkgo(c Config, b *built) error {
 	dir := c.releaseDir()
 	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
 		return err

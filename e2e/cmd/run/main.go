@@ -64,11 +64,10 @@ func main() {
 		os.Exit(1)
 	}
 	c := run.Resolve(os.LookupEnv, strings.Fields(*given), root)
-	p := run.New(os.Stdout, os.Stderr)
 	// Every command waits for what it started: a run that died at Ctrl-C
 	// would leave make to return while its child still cleans up.
-	stop := p.CatchInterrupt()
-	code := command(context.Background(), p, c, fs.Arg(0))
+	ctx, stop := run.WithInterrupt(context.Background())
+	code := command(ctx, run.New(os.Stdout, os.Stderr), c, fs.Arg(0))
 	stop()
 	os.Exit(code)
 }
