@@ -97,9 +97,12 @@ func (p *Pipeline) RunRelease(ctx context.Context, c Config) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &exit):
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
 		// The command said why.
 		return exit.ExitCode()
+	case errors.As(err, &exit):
+		// Ended by a signal, which says nothing more.
+		return 1
 	default:
 		fmt.Fprintf(p.Stderr, "e2e: Kubernetes %s, %v\n", c.Get("K8S_VERSION"), err)
 		return 1

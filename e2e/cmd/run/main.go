@@ -176,8 +176,10 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &exit):
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
 		return exit.ExitCode()
+	case errors.As(err, &exit):
+		return 1 // ended by a signal
 	default:
 		fmt.Fprintln(os.Stderr, "run:", err)
 		return 1
