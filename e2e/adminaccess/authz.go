@@ -404,17 +404,6 @@ func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, resu
 	return err
 }
 
-// resultsByRequest is, per request of an allocated claim, whether its result grants admin access.
-func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
-	out := map[string]bool{}
-	if c.Status.Allocation != nil {
-		for _, r := range c.Status.Allocation.Devices.Results {
-			out[r.Request] = out[r.Request] || (r.AdminAccess != nil && *r.AdminAccess)
-		}
-	}
-	return out
-}
-
 func ptrString(p *string) string {
 	if p == nil {
 		return "(absent)"

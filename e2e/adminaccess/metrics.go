@@ -40,17 +40,6 @@ func ordinaryShapeTemplates(ctx context.Context, b *builder.Builder) []*resource
 	return append(out, list)
 }
 
-func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, n int) []*corev1.Pod {
-	ginkgo.GinkgoHelper()
-	var pods []*corev1.Pod
-	for i := 0; i < n; i++ {
-		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
-		framework.ExpectNoError(err)
-		pods = append(pods, pod)
-	}
-	return pods
-}
-
 var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), framework.WithSerial(), func() {
 	f := newFramework("metrics")
 
