@@ -15,11 +15,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
 
-func anyWorker(ctx context.Context) string {
-	ginkgo.GinkgoHelper()
-	return workers(ctx)[0]
-}
-
 // corePromises are the allocation promises every allocator implementation
 // must keep: the allocation group checks them on the release's defaults, the
 // allocators group under each other implementation kube-scheduler can use.
