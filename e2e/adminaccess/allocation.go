@@ -26,13 +26,6 @@ var corePromises = []allocationPromise{
 	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
 }
 
-// allocationPromise is one spec body with its sentence and KEP requirement.
-type allocationPromise struct {
-	text, kep string
-	labels    ginkgo.Labels
-	run       func(context.Context, *framework.Framework)
-}
-
 // Serial: these specs aim at particular devices, or at every device of a node;
 // ordinary claims of specs running alongside would take those devices.
 var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), framework.WithSerial(), func() {

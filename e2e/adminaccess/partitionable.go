@@ -38,33 +38,6 @@ var partitionPromises = []featurePromise{
 	{text: "consumes no counters for an admin-access allocation", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
 }
 
-// featurePromise is a spec body of a feature group that uses a driver
-// instance of its own (partitionable devices, consumable capacity).
-type featurePromise struct {
-	text, kep string
-	run       func(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context))
-}
-
-// itEach registers one spec per promise, each on the driver instance d.
-// begin, when given, runs first in each spec and returns the check the
-// body calls before it ends (the allocators group's: which implementation
-// allocated); without it the body gets none.
-func itEach(f *framework.Framework, d *featureDriver, promises []featurePromise, begin func(context.Context) func(context.Context)) {
-	for _, p := range promises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			var seen func(context.Context)
-			if begin != nil {
-				seen = begin(ctx)
-			}
-			p.run(ctx, f, d, seen)
-		})
-	}
-}
-
-// The whole device (index 0) and its halves (index 1 and 2).
-var whole, half, otherHalf = builder.DeviceIndex(0), builder.DeviceIndex(1), builder.DeviceIndex(2)
-
 // The partitionable promises' bodies; partitionPromises gives each its sentence.
 
 // adminGetsPartitionInUse: first a half an ordinary claim holds (the device
@@ -153,7 +126,3 @@ func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts 
 		seen(ctx)
 	}
 }
-
-// poolDevice is how observe.AllocatedDevices names a device of the driver's
-// pool on node (the pool is named after the node).
-func poolDevice(node, device string) string { return node + "/" + device }
