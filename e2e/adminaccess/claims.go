@@ -2,8 +2,8 @@ package adminaccess
 
 // What specs do with claims, whichever group made them: wait until one is
 // allocated, watch claims stay unallocated, see one released and deleted,
-// read its results by request; and the served version of resource.k8s.io
-// for what the typed clients cannot write.
+// list a namespace's, read one's results by request; and the served version
+// of resource.k8s.io for what the typed clients cannot write.
 
 import (
 	"context"
@@ -97,4 +97,11 @@ func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
 // resourceGVR is a resource.k8s.io resource at the version the cluster serves.
 func resourceGVR(resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
+}
+
+func claimsIn(ctx context.Context, ns string) []resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	list, err := env.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	return list.Items
 }

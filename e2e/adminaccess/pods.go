@@ -1,9 +1,10 @@
 package adminaccess
 
 // What specs do with pods, whichever group made them: start one on a node
-// with a claim or from a template, expect it running, undisturbed or
-// refused by kube-scheduler, read its claims, conditions and events, delete
-// it.
+// with a claim, from a template or as a DaemonSet's, expect it running,
+// undisturbed or refused by kube-scheduler, wait for the claims
+// kube-controller-manager makes for it, read its claims, conditions and
+// events, delete it.
 
 import (
 	"context"
@@ -15,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	gtypes "github.com/onsi/gomega/types"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -267,4 +269,38 @@ func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceap
 		pods = append(pods, pod)
 	}
 	return pods
+}
+
+// createDaemonSet runs, on every node (control plane included), a pod whose
+// claim the controller makes from tmpl. Its pods carry the label app=name.
+func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate, onNodes ...string) *appsv1.DaemonSet {
+	ginkgo.GinkgoHelper()
+	spec := b.PodSpec(builder.FromTemplate(tmpl))
+	builder.ToleratingAllTaints(&spec)
+	if len(onNodes) > 0 { // only where the class has devices
+		builder.OnNodes(&spec, onNodes...)
+	}
+	labels := map[string]string{"app": name}
+	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	}, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	return ds
+}
+
+// podsWithClaims waits until the controller created each pod's claim.
+func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	for _, pod := range pods {
+		gomega.Eventually(ctx, func(ctx context.Context) ([]corev1.PodResourceClaimStatus, error) {
+			p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return p.Status.ResourceClaimStatuses, nil
+		}).WithTimeout(allocateTimeout).Should(gomega.ContainElement(gomega.HaveField("ResourceClaimName", gomega.Not(gomega.BeNil()))),
+			"the controller creates the claim of pod %s", pod.Name)
+	}
 }
