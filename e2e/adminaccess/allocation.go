@@ -65,7 +65,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	// claim holds.
 	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for a device of the node still waits")
 	deletePod(ctx, adminPod)
-	deleteClaim(ctx, admin)
+	deleteClaim(ctx, b, admin)
 	second, err := b.CreateClaim(ctx, b.Claim())
 	framework.ExpectNoError(err)
 	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(second)), node))
@@ -109,7 +109,7 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 
 	ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
 	deletePod(ctx, holder)
-	deleteClaim(ctx, held)
+	deleteClaim(ctx, b, held)
 	nextPod, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
 	gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
 		"an admin-access claim never counts as holding a device")

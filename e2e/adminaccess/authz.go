@@ -110,7 +110,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
 		deletePod(ctx, waiting)
 		expectDeallocated(ctx, b, claim.Name)
-		deleteClaim(ctx, claim)
+		deleteClaim(ctx, b, claim)
 	})
 
 	ginkgo.It("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", func(ctx context.Context) {

@@ -72,13 +72,13 @@ func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string
 		"claim %s is deallocated once unused", claimName)
 }
 
-// deleteClaim deletes a claim and waits until it is gone (its finalizer
-// lifted by kube-controller-manager).
-func deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) {
+// deleteClaim deletes a claim with b's client and waits until it is gone
+// (its finalizer lifted by kube-controller-manager).
+func deleteClaim(ctx context.Context, b *builder.Builder, claim *resourceapi.ResourceClaim) {
 	ginkgo.GinkgoHelper()
-	framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
+	framework.ExpectNoError(b.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.DRA.ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+		_, err := b.DRA.ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
 		return err
 	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
 }
@@ -99,9 +99,10 @@ func resourceGVR(resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
 }
 
-func claimsIn(ctx context.Context, ns string) []resourceapi.ResourceClaim {
+// claimsIn lists the claims of b's namespace, with b's client.
+func claimsIn(ctx context.Context, b *builder.Builder) []resourceapi.ResourceClaim {
 	ginkgo.GinkgoHelper()
-	list, err := env.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
+	list, err := b.DRA.ResourceClaims(b.Namespace).List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	return list.Items
 }

@@ -77,9 +77,9 @@ func adminGetsPartitionInUse(ctx context.Context, f *framework.Framework, parts 
 	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, wholeDevice, release.DefectAdminConsumesCounters, func(ctx context.Context) {
 		ginkgo.By("the ordinary claims on the halves go: their counters are free again")
 		deletePod(ctx, holder)
-		deleteClaim(ctx, held)
+		deleteClaim(ctx, b, held)
 		deletePod(ctx, otherHolder)
-		deleteClaim(ctx, otherHeld)
+		deleteClaim(ctx, b, otherHeld)
 	}, seen)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{wholeDevice}), "the whole device")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
@@ -118,7 +118,7 @@ func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts 
 
 	ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
 	deletePod(ctx, holder)
-	deleteClaim(ctx, held)
+	deleteClaim(ctx, b, held)
 	gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 	gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
 	expectUndisturbed(ctx, adminPod, adminBefore)
