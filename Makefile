@@ -206,7 +206,7 @@ e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	    $(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name DEVICE_CLASS=$$c ARTIFACTS=$(ARTIFACTS)/classes/$$c || failed="$$failed $$v (class $$c)"; \
 	  done;,$(MAKE) --no-print-directory e2e-release K8S_VERSION=$$v CLUSTER_NAME=$$name || failed="$$failed $$v";) \
 	done; \
-	signed=0; go run ./e2e/cmd/signoff $(if $(CLASSES),--cells $(ARTIFACTS)/classes --out $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
+	signed=0; go build -o $(BIN)/signoff ./e2e/cmd/signoff; $(BIN)/signoff $(if $(CLASSES),--cells $(ARTIFACTS)/classes --out $(ARTIFACTS),--artifacts $(ARTIFACTS)) \
 	  --releases '$(K8S_VERSIONS)' --features '$(FEATURES)' || signed=$$?; \
 	if [ -n "$$interrupted" ]; then echo "e2e: interrupted; releases after it were not run"; exit 130; fi; \
 	if [ -n "$$failed" ]; then echo "e2e: failed for Kubernetes$$failed (reports in $(ARTIFACTS))"; exit 1; fi; \
@@ -240,7 +240,7 @@ signoff: preflight docker-up e2e-tools e2e-cli
 	  printf '%s\t%s\t%s\n' "$$rel" "$$features" "$$(( $$(date +%s) - t ))" >> $$dir/seconds.tsv; \
 	done <<< "$$columns"; \
 	echo "signoff: $$(wc -l < $$dir/seconds.tsv) columns in $$(( $$(date +%s) - start )) s (per column: $$dir/seconds.tsv)"; \
-	rc=0; go run ./e2e/cmd/signoff --cells $$dir/cells --releases '$(K8S_VERSIONS)' --features '$(SIGNOFF_FEATURES)' --out $$dir || rc=$$?; \
+	rc=0; go build -o $(BIN)/signoff ./e2e/cmd/signoff; $(BIN)/signoff --cells $$dir/cells --releases '$(K8S_VERSIONS)' --features '$(SIGNOFF_FEATURES)' --out $$dir || rc=$$?; \
 	if [ -n "$$interrupted" ]; then echo "signoff: interrupted; columns after it were not run"; exit 130; fi; \
 	if [ -n "$$failed" ]; then echo "signoff: failed for$${failed#,}"; fi; exit $$rc
 
