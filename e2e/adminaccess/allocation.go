@@ -8,49 +8,12 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
-
-// allocatedClaim waits until the claim is allocated and returns it.
-func allocatedClaim(ctx context.Context, b *builder.Builder, name string) *resourceapi.ResourceClaim {
-	ginkgo.GinkgoHelper()
-	var claim *resourceapi.ResourceClaim
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		c, err := b.GetClaim(ctx, name)
-		if err != nil {
-			return err
-		}
-		if c.Status.Allocation == nil {
-			return fmt.Errorf("claim %s is not allocated", name)
-		}
-		claim = c
-		return nil
-	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
-	return claim
-}
-
-// runOn starts a pod on that node with a claim shaped by opts, and returns the
-// pod, its allocated claim and its environment.
-func runOn(ctx context.Context, b *builder.Builder, node string, opts ...builder.RequestOption) (*corev1.Pod, *resourceapi.ResourceClaim, map[string]string) {
-	ginkgo.GinkgoHelper()
-	claim, err := b.CreateClaim(ctx, b.Claim(opts...))
-	framework.ExpectNoError(err)
-	pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
-	framework.ExpectNoError(err)
-	vars := expectRunning(ctx, b, pod)
-	return pod, allocatedClaim(ctx, b, claim.Name), vars
-}
-
-func anyWorker(ctx context.Context) string {
-	ginkgo.GinkgoHelper()
-	return workers(ctx)[0]
-}
 
 // corePromises are the allocation promises every allocator implementation
 // must keep: the allocation group checks them on the release's defaults, the
@@ -61,13 +24,6 @@ var corePromises = []allocationPromise{
 	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
 	{text: "runs an admin-access DaemonSet on every node with devices while ordinary pods hold them all", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
 	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
-}
-
-// allocationPromise is one spec body with its sentence and KEP requirement.
-type allocationPromise struct {
-	text, kep string
-	labels    ginkgo.Labels
-	run       func(context.Context, *framework.Framework)
 }
 
 // Serial: these specs aim at particular devices, or at every device of a node;
@@ -82,94 +38,6 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 		})
 	}
 })
-
-// expectStaysUnallocated watches claims stay without allocation, all in one
-// window (a claim allocated meanwhile fails the spec with why and its name).
-func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string, claimNames ...string) {
-	ginkgo.GinkgoHelper()
-	// A window over no claim would pass whatever the cluster does.
-	gomega.Expect(claimNames).NotTo(gomega.BeEmpty(), "claims to watch: %s", why)
-	gomega.Consistently(ctx, func(ctx context.Context) (map[string]*resourceapi.AllocationResult, error) {
-		allocated := map[string]*resourceapi.AllocationResult{}
-		for _, name := range claimNames {
-			c, err := b.GetClaim(ctx, name)
-			if err != nil {
-				return nil, err
-			}
-			if c.Status.Allocation != nil {
-				allocated[name] = c.Status.Allocation
-			}
-		}
-		return allocated, nil
-	}).WithTimeout(stableFor).Should(gomega.BeEmpty(), why)
-}
-
-// waitingPod is a pending pod and the claim it waits for.
-type waitingPod struct {
-	pod   *corev1.Pod
-	claim string
-}
-
-// expectUnschedulable first waits for kube-scheduler's verdict on each pod
-// (its DynamicResources plugin could not allocate the claim on any node) and
-// only then watches the claims stay unallocated: a claim the scheduler has
-// not looked at yet would stay unallocated for any reason. The claims are
-// watched together, so that several cost one window.
-func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, waiting ...waitingPod) {
-	ginkgo.GinkgoHelper()
-	var claims []string
-	for _, w := range waiting {
-		expectCannotAllocate(ctx, w.pod)
-		claims = append(claims, w.claim)
-	}
-	expectStaysUnallocated(ctx, b, why, claims...)
-	for _, w := range waiting {
-		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
-	}
-}
-
-// expectCannotAllocate waits for kube-scheduler's verdict on pod: its
-// DynamicResources plugin could not allocate the pod's claims on any node.
-func expectCannotAllocate(ctx context.Context, pod *corev1.Pod) {
-	ginkgo.GinkgoHelper()
-	expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
-		"kube-scheduler's verdict on pod %s", pod.Name)
-}
-
-// deletePod deletes a pod and waits until it is gone, so its claims are no
-// longer reserved for it.
-func deletePod(ctx context.Context, pod *corev1.Pod) {
-	ginkgo.GinkgoHelper()
-	framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		return err
-	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "pod %s is gone", pod.Name)
-}
-
-// deleteClaim deletes a claim and waits until it is gone (its finalizer
-// lifted by kube-controller-manager).
-func deleteClaim(ctx context.Context, claim *resourceapi.ResourceClaim) {
-	ginkgo.GinkgoHelper()
-	framework.ExpectNoError(env.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.DRA.ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
-		return err
-	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
-}
-
-// expectDeallocated waits until kube-controller-manager has released a claim
-// nobody uses: reservedFor empty, no allocation, no protecting finalizer.
-func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string) {
-	ginkgo.GinkgoHelper()
-	gomega.Eventually(ctx, func(ctx context.Context) (*resourceapi.ResourceClaim, error) {
-		return b.GetClaim(ctx, claimName)
-	}).WithTimeout(allocateTimeout).Should(gomega.And(
-		gomega.HaveField("Status.ReservedFor", gomega.BeEmpty()),
-		gomega.HaveField("Status.Allocation", gomega.BeNil()),
-		gomega.HaveField("Finalizers", gomega.Not(gomega.ContainElement(resourceapi.Finalizer)))),
-		"claim %s is deallocated once unused", claimName)
-}
 
 // The core promises' bodies; corePromises gives each its sentence.
 
@@ -197,7 +65,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	// claim holds.
 	ginkgo.By("the admin-access claim goes while the ordinary pod stays: a new ordinary claim for a device of the node still waits")
 	deletePod(ctx, adminPod)
-	deleteClaim(ctx, admin)
+	deleteClaim(ctx, b, admin)
 	second, err := b.CreateClaim(ctx, b.Claim())
 	framework.ExpectNoError(err)
 	waiting, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(second)), node))
@@ -241,7 +109,7 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 
 	ginkgo.By("the ordinary holder goes: a new ordinary claim for every device of the node gets them all, though the admin claim still has them")
 	deletePod(ctx, holder)
-	deleteClaim(ctx, held)
+	deleteClaim(ctx, b, held)
 	nextPod, next, nextVars := runOn(ctx, b, node, builder.AllDevices())
 	gomega.Expect(observe.AllocatedDevices(next)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
 		"an admin-access claim never counts as holding a device")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
@@ -176,17 +175,4 @@ func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time)
 	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
 		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
 		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(string(raw), "\n"), "\n"), 5), "\n"))
-}
-
-// schedulerLog is kube-scheduler's log since then, read through the API
-// (its static pod's mirror in kube-system).
-func schedulerLog(ctx context.Context, since metav1.Time) string {
-	ginkgo.GinkgoHelper()
-	pods, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
-	framework.ExpectNoError(err, "listing kube-scheduler's pod")
-	gomega.Expect(pods.Items).To(gomega.HaveLen(1), "kube-scheduler's pods in kube-system (component=kube-scheduler)")
-	pod := pods.Items[0].Name
-	raw, err := env.Client.CoreV1().Pods("kube-system").GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
-	framework.ExpectNoError(err, "reading %s's log", pod)
-	return string(raw)
 }

@@ -8,14 +8,10 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	draclient "k8s.io/dynamic-resource-allocation/client"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -34,41 +30,6 @@ func createAdminObjects(ctx context.Context, b *builder.Builder) (claimErr, temp
 	_, claimErr = b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 	_, templateErr = b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 	return
-}
-
-// namespaceAdmin is a user who may create claims, templates and pods in one
-// namespace (and read it) but not change namespaces.
-func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builder {
-	ginkgo.GinkgoHelper()
-	ns := f.Namespace.Name
-	user := "e2e-namespace-admin-" + ns
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "claims-and-pods", Namespace: ns},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: []string{"*"}},
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}},
-		},
-	}
-	_, err := env.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
-	framework.ExpectNoError(err)
-	_, err = env.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "claims-and-pods", Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
-	}, metav1.CreateOptions{})
-	framework.ExpectNoError(err)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	client, err := kubernetes.NewForConfig(cfg)
-	framework.ExpectNoError(err)
-	b := newBuilder(f)
-	b.Client, b.DRA = client, draclient.New(client)
-	// RBAC is cached by the authorizer; wait until the role is in force.
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := b.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
-		return err
-	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
-	return b
 }
 
 // The parallel specs are handed out in order, and this group's spec about
@@ -149,7 +110,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(observe.AdminAccessResults(stored)).To(gomega.Equal([]bool{true}))
 		deletePod(ctx, waiting)
 		expectDeallocated(ctx, b, claim.Name)
-		deleteClaim(ctx, claim)
+		deleteClaim(ctx, b, claim)
 	})
 
 	ginkgo.It("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", func(ctx context.Context) {
@@ -402,17 +363,6 @@ func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, resu
 	_, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
 		Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
-}
-
-// resultsByRequest is, per request of an allocated claim, whether its result grants admin access.
-func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
-	out := map[string]bool{}
-	if c.Status.Allocation != nil {
-		for _, r := range c.Status.Allocation.Devices.Results {
-			out[r.Request] = out[r.Request] || (r.AdminAccess != nil && *r.AdminAccess)
-		}
-	}
-	return out
 }
 
 func ptrString(p *string) string {

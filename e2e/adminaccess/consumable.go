@@ -65,7 +65,7 @@ func adminGetsShareOfUsedUpDevice(ctx context.Context, f *framework.Framework, s
 	// Gone before anything is freed, so it cannot take what the defect's
 	// evidence frees for the admin-access claim.
 	deletePod(ctx, morePod)
-	deleteClaim(ctx, more)
+	deleteClaim(ctx, b, more)
 
 	labelForAdmin(ctx, f.Namespace.Name)
 	adminClaim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
@@ -75,9 +75,9 @@ func adminGetsShareOfUsedUpDevice(ctx context.Context, f *framework.Framework, s
 	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, device[0], release.DefectAdminConsumesCapacity, func(ctx context.Context) {
 		ginkgo.By("the ordinary claims go: the device's capacity is free again")
 		deletePod(ctx, bigPod)
-		deleteClaim(ctx, big)
+		deleteClaim(ctx, b, big)
 		deletePod(ctx, smallPod)
-		deleteClaim(ctx, small)
+		deleteClaim(ctx, b, small)
 	}, seen)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal(device), "the shared device")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
@@ -119,7 +119,7 @@ func adminConsumesNoCapacity(ctx context.Context, f *framework.Framework, shared
 
 	ginkgo.By("once the ordinary claim goes, the step is allocated though the admin-access claim still has its share")
 	deletePod(ctx, holder)
-	deleteClaim(ctx, held)
+	deleteClaim(ctx, b, held)
 	gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 	stepped := allocatedClaim(ctx, b, stepClaim.Name)
 	gomega.Expect(observe.AllocatedDevices(stepped)).To(gomega.Equal([]string{poolDevice(node, contract.SharedDevice)}))

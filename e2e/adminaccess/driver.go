@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -160,8 +159,3 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		gomega.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodPending), "the pod of the bad claim must not start")
 	})
 })
-
-// resourceGVR is a resource.k8s.io resource at the version the cluster serves.
-func resourceGVR(resource string) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
-}

@@ -9,15 +9,11 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
@@ -145,13 +141,6 @@ func controlPlaneOff() profile.Profile {
 		AdminAccess: map[profile.Component]bool{profile.APIServer: false, profile.ControllerManager: false, profile.Scheduler: false}}
 }
 
-func claimsIn(ctx context.Context, ns string) []resourceapi.ResourceClaim {
-	ginkgo.GinkgoHelper()
-	list, err := env.DRA.ResourceClaims(ns).List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	return list.Items
-}
-
 func podUIDs(ctx context.Context, ns string) []string {
 	list, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -163,25 +152,6 @@ func podUIDs(ctx context.Context, ns string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// createDaemonSet runs, on every node (control plane included), a pod whose
-// claim the controller makes from tmpl. Its pods carry the label app=name.
-func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate, onNodes ...string) *appsv1.DaemonSet {
-	ginkgo.GinkgoHelper()
-	spec := b.PodSpec(builder.FromTemplate(tmpl))
-	builder.ToleratingAllTaints(&spec)
-	if len(onNodes) > 0 { // only where the class has devices
-		builder.OnNodes(&spec, onNodes...)
-	}
-	labels := map[string]string{"app": name}
-	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
-	}, metav1.CreateOptions{})
-	framework.ExpectNoError(err)
-	return ds
 }
 
 func containsString(list []string, s string) bool {

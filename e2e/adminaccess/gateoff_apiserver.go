@@ -47,7 +47,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
 		expectPodEvent(ctx, withClaim, allocateTimeout, failedScheduling(want))
 		expectStaysUnallocated(ctx, b, "a scheduler without the gate never allocates admin access", claim.Name)
-		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the claim made by hand exists")
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only the claim made by hand exists")
 		for _, p := range []*corev1.Pod{fromTemplate, withClaim} {
 			gomega.Expect(snapshot(ctx, p).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", p.Name)
 		}

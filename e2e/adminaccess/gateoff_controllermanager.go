@@ -59,7 +59,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		secondPod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(second)))
 		framework.ExpectNoError(err)
 		expectPodEvent(ctx, secondPod, allocateTimeout, controllerGateOffEvent(second))
-		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(1), "only the ordinary template's claim exists in %s", f.Namespace.Name)
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only the ordinary template's claim exists in %s", f.Namespace.Name)
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
@@ -99,7 +99,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 			pods = list.Items
 			return nil
 		}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
-		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.BeEmpty(), "no claim is created")
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.BeEmpty(), "no claim is created")
 
 		ginkgo.By("no churn: the same pods stay, and the DaemonSet reports them unavailable")
 		stable := podUIDs(ctx, f.Namespace.Name)
@@ -122,6 +122,6 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 			vars := expectRunning(ctx, b, &pods[i])
 			gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		}
-		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.HaveLen(want), "one claim per pod")
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(want), "one claim per pod")
 	})
 })

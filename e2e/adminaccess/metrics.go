@@ -40,17 +40,6 @@ func ordinaryShapeTemplates(ctx context.Context, b *builder.Builder) []*resource
 	return append(out, list)
 }
 
-func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, n int) []*corev1.Pod {
-	ginkgo.GinkgoHelper()
-	var pods []*corev1.Pod
-	for i := 0; i < n; i++ {
-		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
-		framework.ExpectNoError(err)
-		pods = append(pods, pod)
-	}
-	return pods
-}
-
 var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), framework.WithSerial(), func() {
 	f := newFramework("metrics")
 
@@ -166,7 +155,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		}
 		deletePod(ctx, fromTemplate)
 		framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		deleteClaim(ctx, claim)
+		deleteClaim(ctx, b, claim)
 		matches("after the claim is deleted")
 	})
 
@@ -207,7 +196,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		} else {
 			expectFamily(after, env.Rel.Metrics.CreateFailures)
 		}
-		gomega.Expect(claimsIn(ctx, f.Namespace.Name)).To(gomega.BeEmpty(), "no claim exists")
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.BeEmpty(), "no claim exists")
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
 		// The controller retries this pod until it is gone, and every retry
 		// counts: the next metric spec must not see them.

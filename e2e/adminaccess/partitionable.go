@@ -38,33 +38,6 @@ var partitionPromises = []featurePromise{
 	{text: "consumes no counters for an admin-access allocation", kep: "admin access ignores ordinary claims' use of a partitionable device's counters", run: adminConsumesNoCounters},
 }
 
-// featurePromise is a spec body of a feature group that uses a driver
-// instance of its own (partitionable devices, consumable capacity).
-type featurePromise struct {
-	text, kep string
-	run       func(ctx context.Context, f *framework.Framework, parts *featureDriver, seen func(context.Context))
-}
-
-// itEach registers one spec per promise, each on the driver instance d.
-// begin, when given, runs first in each spec and returns the check the
-// body calls before it ends (the allocators group's: which implementation
-// allocated); without it the body gets none.
-func itEach(f *framework.Framework, d *featureDriver, promises []featurePromise, begin func(context.Context) func(context.Context)) {
-	for _, p := range promises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
-			var seen func(context.Context)
-			if begin != nil {
-				seen = begin(ctx)
-			}
-			p.run(ctx, f, d, seen)
-		})
-	}
-}
-
-// The whole device (index 0) and its halves (index 1 and 2).
-var whole, half, otherHalf = builder.DeviceIndex(0), builder.DeviceIndex(1), builder.DeviceIndex(2)
-
 // The partitionable promises' bodies; partitionPromises gives each its sentence.
 
 // adminGetsPartitionInUse: first a half an ordinary claim holds (the device
@@ -104,9 +77,9 @@ func adminGetsPartitionInUse(ctx context.Context, f *framework.Framework, parts 
 	admin := allocatedOrKnownDefect(ctx, b, adminPod, adminClaim.Name, wholeDevice, release.DefectAdminConsumesCounters, func(ctx context.Context) {
 		ginkgo.By("the ordinary claims on the halves go: their counters are free again")
 		deletePod(ctx, holder)
-		deleteClaim(ctx, held)
+		deleteClaim(ctx, b, held)
 		deletePod(ctx, otherHolder)
-		deleteClaim(ctx, otherHeld)
+		deleteClaim(ctx, b, otherHeld)
 	}, seen)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{wholeDevice}), "the whole device")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
@@ -145,7 +118,7 @@ func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts 
 
 	ginkgo.By("once the ordinary whole device goes, the half is allocated though the admin-access claim still has the whole device")
 	deletePod(ctx, holder)
-	deleteClaim(ctx, held)
+	deleteClaim(ctx, b, held)
 	gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 	gomega.Expect(observe.AllocatedDevices(allocatedClaim(ctx, b, halfClaim.Name))).To(gomega.Equal([]string{poolDevice(node, contract.PartitionDevices[1])}))
 	expectUndisturbed(ctx, adminPod, adminBefore)
@@ -153,7 +126,3 @@ func adminConsumesNoCounters(ctx context.Context, f *framework.Framework, parts 
 		seen(ctx)
 	}
 }
-
-// poolDevice is how observe.AllocatedDevices names a device of the driver's
-// pool on node (the pool is named after the node).
-func poolDevice(node, device string) string { return node + "/" + device }

@@ -1,7 +1,10 @@
 package adminaccess
 
-// What specs expect of their pods: running, undisturbed, their claims,
-// conditions and events.
+// What specs do with pods, whichever group made them: start one on a node
+// with a claim, from a template or as a DaemonSet's, expect it running,
+// undisturbed or refused by kube-scheduler, wait for the claims
+// kube-controller-manager makes for it, read its claims, conditions and
+// events, delete it.
 
 import (
 	"context"
@@ -13,8 +16,10 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	gtypes "github.com/onsi/gomega/types"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -198,4 +203,104 @@ func controllerGateOffEvent(tmpl *resourceapi.ResourceClaimTemplate) string {
 // place, whose message says what.
 func failedScheduling(says string) gtypes.GomegaMatcher {
 	return gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(says))
+}
+
+// runOn starts a pod on that node with a claim shaped by opts, and returns the
+// pod, its allocated claim and its environment.
+func runOn(ctx context.Context, b *builder.Builder, node string, opts ...builder.RequestOption) (*corev1.Pod, *resourceapi.ResourceClaim, map[string]string) {
+	ginkgo.GinkgoHelper()
+	claim, err := b.CreateClaim(ctx, b.Claim(opts...))
+	framework.ExpectNoError(err)
+	pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
+	framework.ExpectNoError(err)
+	vars := expectRunning(ctx, b, pod)
+	return pod, allocatedClaim(ctx, b, claim.Name), vars
+}
+
+// deletePod deletes a pod and waits until it is gone, so its claims are no
+// longer reserved for it.
+func deletePod(ctx context.Context, pod *corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "pod %s is gone", pod.Name)
+}
+
+// waitingPod is a pending pod and the claim it waits for.
+type waitingPod struct {
+	pod   *corev1.Pod
+	claim string
+}
+
+// expectUnschedulable first waits for kube-scheduler's verdict on each pod
+// (its DynamicResources plugin could not allocate the claim on any node) and
+// only then watches the claims stay unallocated: a claim the scheduler has
+// not looked at yet would stay unallocated for any reason. The claims are
+// watched together, so that several cost one window.
+func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, waiting ...waitingPod) {
+	ginkgo.GinkgoHelper()
+	var claims []string
+	for _, w := range waiting {
+		expectCannotAllocate(ctx, w.pod)
+		claims = append(claims, w.claim)
+	}
+	expectStaysUnallocated(ctx, b, why, claims...)
+	for _, w := range waiting {
+		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
+	}
+}
+
+// expectCannotAllocate waits for kube-scheduler's verdict on pod: its
+// DynamicResources plugin could not allocate the pod's claims on any node.
+func expectCannotAllocate(ctx context.Context, pod *corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	expectPodEvent(ctx, pod, allocateTimeout, failedScheduling("cannot allocate all claims"),
+		"kube-scheduler's verdict on pod %s", pod.Name)
+}
+
+func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, n int) []*corev1.Pod {
+	ginkgo.GinkgoHelper()
+	var pods []*corev1.Pod
+	for i := 0; i < n; i++ {
+		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		pods = append(pods, pod)
+	}
+	return pods
+}
+
+// createDaemonSet runs, on every node (control plane included), a pod whose
+// claim the controller makes from tmpl. Its pods carry the label app=name.
+func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate, onNodes ...string) *appsv1.DaemonSet {
+	ginkgo.GinkgoHelper()
+	spec := b.PodSpec(builder.FromTemplate(tmpl))
+	builder.ToleratingAllTaints(&spec)
+	if len(onNodes) > 0 { // only where the class has devices
+		builder.OnNodes(&spec, onNodes...)
+	}
+	labels := map[string]string{"app": name}
+	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
+	}, metav1.CreateOptions{})
+	framework.ExpectNoError(err)
+	return ds
+}
+
+// podsWithClaims waits until the controller created each pod's claim.
+func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
+	ginkgo.GinkgoHelper()
+	for _, pod := range pods {
+		gomega.Eventually(ctx, func(ctx context.Context) ([]corev1.PodResourceClaimStatus, error) {
+			p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return p.Status.ResourceClaimStatuses, nil
+		}).WithTimeout(allocateTimeout).Should(gomega.ContainElement(gomega.HaveField("ResourceClaimName", gomega.Not(gomega.BeNil()))),
+			"the controller creates the claim of pod %s", pod.Name)
+	}
 }

@@ -114,7 +114,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 			gomega.Expect(doubled(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s should get a device for both requests, got %v", defect.Issue, env.Rel.Minor, claim.Name, given(got))
 			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(given(got), ", ")))
 			deletePod(ctx, pod)
-			deleteClaim(ctx, got)
+			deleteClaim(ctx, b, got)
 		case declared:
 			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refusal)
 		case got != nil:

@@ -8,7 +8,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -131,21 +130,6 @@ func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
 		})
 	}
 	return metrics.ExpectedClaimGauge(claims, env.Rel.Metrics.SourceLabel), nil
-}
-
-// podsWithClaims waits until the controller created each pod's claim.
-func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
-	ginkgo.GinkgoHelper()
-	for _, pod := range pods {
-		gomega.Eventually(ctx, func(ctx context.Context) ([]corev1.PodResourceClaimStatus, error) {
-			p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return p.Status.ResourceClaimStatuses, nil
-		}).WithTimeout(allocateTimeout).Should(gomega.ContainElement(gomega.HaveField("ResourceClaimName", gomega.Not(gomega.BeNil()))),
-			"the controller creates the claim of pod %s", pod.Name)
-	}
 }
 
 // scrapePoll is how often a wait on a metric looks, in place of poll: each

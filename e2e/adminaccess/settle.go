@@ -188,39 +188,3 @@ func settleLinks(ctx context.Context, pods *corev1.PodList) string {
 	sort.Strings(out)
 	return strings.Join(out, "; ")
 }
-
-// bundledDriverNodes are the nodes the bundled driver runs on: every node,
-// or the workers where it keeps off the control plane (on a cluster the
-// suite did not create, deploy.Options.WorkersOnly).
-func bundledDriverNodes(ctx context.Context) []string {
-	ginkgo.GinkgoHelper()
-	if env.Driver.WorkersOnly {
-		return workers(ctx)
-	}
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	var out []string
-	for _, n := range nodes.Items {
-		out = append(out, n.Name)
-	}
-	return out
-}
-
-// workers are the nodes that run the specs' pods: all but the control plane
-// (a single-node cluster's only node).
-func workers(ctx context.Context) []string {
-	ginkgo.GinkgoHelper()
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	framework.ExpectNoError(err)
-	var out, all []string
-	for _, n := range nodes.Items {
-		all = append(all, n.Name)
-		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
-			out = append(out, n.Name)
-		}
-	}
-	if len(out) == 0 {
-		return all
-	}
-	return out
-}

@@ -1,7 +1,8 @@
 // Package adminaccess is the conformance suite for DRA admin access
 // (KEP-5018): its Ginkgo specs, one file per spec group with the helpers
-// beside the groups that use them, and the suite's set-up and report (this
-// file). One cluster per run: process 1 makes it (or reaches an existing one
+// only it uses, the fixtures several groups use in files named for what
+// they are (claims.go, pods.go, nodes.go, ...), and the suite's set-up and
+// report (this file). One cluster per run: process 1 makes it (or reaches an existing one
 // with --kubeconfig), installs the test driver, and every parallel process
 // shares it. Specs that switch feature gates are Serial and run last.
 //

@@ -216,7 +216,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: %s=%t in force after %s\n", *component, release.Gate, *adminAccess, took.Round(100_000_000))
+		fmt.Printf("%s: %s=%t in force after %s (%s)\n", *component, release.Gate, *adminAccess, took.Round(100_000_000), c.RestartedBy(profile.Component(*component)))
 		return nil
 	case "export-logs":
 		return kindcluster.ExportLogs(*name, *dir)

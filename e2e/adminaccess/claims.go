@@ -1,0 +1,108 @@
+package adminaccess
+
+// What specs do with claims, whichever group made them: wait until one is
+// allocated, watch claims stay unallocated, see one released and deleted,
+// list a namespace's, read one's results by request; and the served version
+// of resource.k8s.io for what the typed clients cannot write.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+)
+
+// allocatedClaim waits until the claim is allocated and returns it.
+func allocatedClaim(ctx context.Context, b *builder.Builder, name string) *resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	var claim *resourceapi.ResourceClaim
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		c, err := b.GetClaim(ctx, name)
+		if err != nil {
+			return err
+		}
+		if c.Status.Allocation == nil {
+			return fmt.Errorf("claim %s is not allocated", name)
+		}
+		claim = c
+		return nil
+	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
+	return claim
+}
+
+// expectStaysUnallocated watches claims stay without allocation, all in one
+// window (a claim allocated meanwhile fails the spec with why and its name).
+func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string, claimNames ...string) {
+	ginkgo.GinkgoHelper()
+	// A window over no claim would pass whatever the cluster does.
+	gomega.Expect(claimNames).NotTo(gomega.BeEmpty(), "claims to watch: %s", why)
+	gomega.Consistently(ctx, func(ctx context.Context) (map[string]*resourceapi.AllocationResult, error) {
+		allocated := map[string]*resourceapi.AllocationResult{}
+		for _, name := range claimNames {
+			c, err := b.GetClaim(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if c.Status.Allocation != nil {
+				allocated[name] = c.Status.Allocation
+			}
+		}
+		return allocated, nil
+	}).WithTimeout(stableFor).Should(gomega.BeEmpty(), why)
+}
+
+// expectDeallocated waits until kube-controller-manager has released a claim
+// nobody uses: reservedFor empty, no allocation, no protecting finalizer.
+func expectDeallocated(ctx context.Context, b *builder.Builder, claimName string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) (*resourceapi.ResourceClaim, error) {
+		return b.GetClaim(ctx, claimName)
+	}).WithTimeout(allocateTimeout).Should(gomega.And(
+		gomega.HaveField("Status.ReservedFor", gomega.BeEmpty()),
+		gomega.HaveField("Status.Allocation", gomega.BeNil()),
+		gomega.HaveField("Finalizers", gomega.Not(gomega.ContainElement(resourceapi.Finalizer)))),
+		"claim %s is deallocated once unused", claimName)
+}
+
+// deleteClaim deletes a claim with b's client and waits until it is gone
+// (its finalizer lifted by kube-controller-manager).
+func deleteClaim(ctx context.Context, b *builder.Builder, claim *resourceapi.ResourceClaim) {
+	ginkgo.GinkgoHelper()
+	framework.ExpectNoError(b.DRA.ResourceClaims(claim.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{}))
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		_, err := b.DRA.ResourceClaims(claim.Namespace).Get(ctx, claim.Name, metav1.GetOptions{})
+		return err
+	}).WithTimeout(allocateTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "claim %s is gone", claim.Name)
+}
+
+// resultsByRequest is, per request of an allocated claim, whether its result grants admin access.
+func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
+	out := map[string]bool{}
+	if c.Status.Allocation != nil {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			out[r.Request] = out[r.Request] || (r.AdminAccess != nil && *r.AdminAccess)
+		}
+	}
+	return out
+}
+
+// resourceGVR is a resource.k8s.io resource at the version the cluster serves.
+func resourceGVR(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
+}
+
+// claimsIn lists the claims of b's namespace, with b's client.
+func claimsIn(ctx context.Context, b *builder.Builder) []resourceapi.ResourceClaim {
+	ginkgo.GinkgoHelper()
+	list, err := b.DRA.ResourceClaims(b.Namespace).List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	return list.Items
+}
