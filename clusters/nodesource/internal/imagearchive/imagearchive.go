@@ -4,16 +4,18 @@
 // control-plane images and the test driver's image are made this way, because
 // nothing can be pulled on the machines the suite must run on.
 //
-// Output is deterministic (sorted entries, zero times), so the same inputs give
-// the same image ID and a rebuild changes nothing.
+// The layer tar is ours (Layer: which paths, modes, symlinks and parent
+// directories); the image around it (config, manifest.json, the archive's
+// layout) is go-containerregistry's: empty.Image, mutate and tarball.
+//
+// The layer and config are deterministic (sorted entries, zero times), so the
+// same inputs give the same image ID and a rebuild changes nothing. The layer
+// is stored uncompressed, as `docker save` stores it.
 package imagearchive
 
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +23,14 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // File is one entry of the image's only layer.
@@ -44,8 +54,13 @@ type Image struct {
 
 var epoch = time.Unix(0, 0).UTC()
 
+// defaultEnv is the image's environment when Image.Env is empty.
+var defaultEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+
 // Layer returns the uncompressed layer tar of the image's files, with every
-// parent directory present.
+// parent directory present: entries sorted by path, owned by root, dated at
+// the Unix epoch; directories 0755, symlinks 0777, files their Mode (0644
+// when none is given).
 func (img Image) Layer() ([]byte, error) {
 	files := append([]File(nil), img.Files...)
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
@@ -77,21 +92,11 @@ func (img Image) Layer() ([]byte, error) {
 			}
 			continue
 		}
-		data := f.Data
-		if f.Source != "" {
-			var err error
-			if data, err = os.ReadFile(f.Source); err != nil {
-				return nil, err
-			}
-		}
 		mode := f.Mode
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(data)), Mode: mode, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(data); err != nil {
+		if err := writeFile(tw, name, mode, f); err != nil {
 			return nil, err
 		}
 	}
@@ -101,104 +106,114 @@ func (img Image) Layer() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-type imageConfig struct {
-	Architecture string        `json:"architecture"`
-	OS           string        `json:"os"`
-	Created      time.Time     `json:"created"`
-	Config       containerConf `json:"config"`
-	RootFS       struct {
-		Type    string   `json:"type"`
-		DiffIDs []string `json:"diff_ids"`
-	} `json:"rootfs"`
+// writeFile writes a regular file's header and contents: f.Data, or f.Source
+// streamed from disk (a file that changes size meanwhile is an error).
+func writeFile(tw *tar.Writer, name string, mode int64, f File) error {
+	var src io.Reader = bytes.NewReader(f.Data)
+	size := int64(len(f.Data))
+	if f.Source != "" {
+		in, err := os.Open(f.Source)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		st, err := in.Stat()
+		if err != nil {
+			return err
+		}
+		src, size = in, st.Size()
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	if n, err := io.Copy(tw, src); err != nil {
+		return fmt.Errorf("%s: %w", f.Source, err)
+	} else if n != size {
+		return fmt.Errorf("%s: read %d bytes of %d", f.Source, n, size)
+	}
+	return nil
 }
 
-type containerConf struct {
-	Env        []string `json:"Env,omitempty"`
-	Entrypoint []string `json:"Entrypoint,omitempty"`
-	Cmd        []string `json:"Cmd,omitempty"`
-	WorkingDir string   `json:"WorkingDir,omitempty"`
-}
-
-type manifestEntry struct {
-	Config   string
-	RepoTags []string
-	Layers   []string
-}
-
-func digest(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+// image is the v1.Image: the empty image with our config, plus the layer.
+// The layer is static (kept as it is), not a tarball layer, which would be
+// gzipped into the archive. The architecture is amd64 whatever the host's:
+// the nodes the suite builds and runs on are amd64 (the node build reads
+// x86_64 libraries, release bits are exported for linux/amd64).
+func (img Image) image() (v1.Image, error) {
+	layer, err := img.Layer()
+	if err != nil {
+		return nil, err
+	}
+	env := img.Env
+	if len(env) == 0 {
+		env = defaultEnv
+	}
+	cfg := &v1.ConfigFile{
+		Architecture: "amd64", OS: "linux", Created: v1.Time{Time: epoch},
+		Config: v1.Config{Env: env, Entrypoint: img.Entrypoint, Cmd: img.Cmd, WorkingDir: img.WorkingDir},
+		RootFS: v1.RootFS{Type: "layers"},
+	}
+	base, err := mutate.ConfigFile(empty.Image, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Append fills in rootfs.diff_ids and adds the layer's history entry.
+	return mutate.Append(base, mutate.Addendum{
+		Layer:   static.NewLayer(layer, types.DockerUncompressedLayer),
+		History: v1.History{Created: v1.Time{Time: epoch}},
+	})
 }
 
 // ID returns the image ID (the config digest) the archive will load as.
 func (img Image) ID() (string, error) {
-	_, cfg, err := img.parts()
+	i, err := img.image()
 	if err != nil {
 		return "", err
 	}
-	return "sha256:" + digest(cfg), nil
-}
-
-func (img Image) parts() (layer, config []byte, err error) {
-	layer, err = img.Layer()
+	h, err := i.ConfigName()
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	env := img.Env
-	if len(env) == 0 {
-		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	}
-	cfg := imageConfig{Architecture: "amd64", OS: "linux", Created: epoch,
-		Config: containerConf{Env: env, Entrypoint: img.Entrypoint, Cmd: img.Cmd, WorkingDir: img.WorkingDir}}
-	cfg.RootFS.Type = "layers"
-	cfg.RootFS.DiffIDs = []string{"sha256:" + digest(layer)}
-	config, err = json.Marshal(cfg)
-	return layer, config, err
+	return h.String(), nil
 }
 
-// Write writes the archive to w.
+// Write writes the archive to w, its manifest.json naming the image by every
+// tag as given (RepoTags "kind-e2e/testdriver:abc"; containerd lists it as
+// docker.io/kind-e2e/testdriver:abc). With several tags their order in
+// RepoTags is go-containerregistry's and may differ between writes.
 func (img Image) Write(w io.Writer) error {
 	if len(img.Tags) == 0 {
 		return fmt.Errorf("image has no tag")
 	}
-	layer, config, err := img.parts()
+	refs := map[name.Reference]v1.Image{}
+	i, err := img.image()
 	if err != nil {
 		return err
 	}
-	configName := digest(config) + ".json"
-	layerName := digest(layer) + "/layer.tar"
-	manifest, err := json.Marshal([]manifestEntry{{Config: configName, RepoTags: img.Tags, Layers: []string{layerName}}})
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(w)
-	for _, e := range []struct {
-		name string
-		data []byte
-	}{{configName, config}, {layerName, layer}, {"manifest.json", manifest}} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Size: int64(len(e.data)), Mode: 0o644, ModTime: epoch}); err != nil {
-			return err
+	for _, t := range img.Tags {
+		tag, err := name.NewTag(t)
+		if err != nil {
+			return fmt.Errorf("image tag %q: %w", t, err)
 		}
-		if _, err := tw.Write(e.data); err != nil {
-			return err
-		}
+		refs[tag] = i
 	}
-	return tw.Close()
+	return tarball.MultiRefWrite(refs, w)
 }
 
 // WriteFile writes the archive to a file, atomically.
-func (img Image) WriteFile(name string) error {
-	tmp := name + ".tmp"
+func (img Image) WriteFile(file string) error {
+	tmp := file + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if err := img.Write(f); err != nil {
-		f.Close()
+	err = img.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
+	return os.Rename(tmp, file)
 }

@@ -3,18 +3,64 @@ package imagearchive
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-func readTar(t *testing.T, b []byte) map[string]*tar.Header {
+// sample is an image with a host file, literal data, a relative symlink and
+// nested parents, as the node images and the driver's image have.
+func sample(t *testing.T) Image {
+	bin := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(bin, []byte("#!binary"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Image{
+		Tags: []string{"kind-e2e/testdriver:abc", "registry.k8s.io/pause:3.10"},
+		Files: []File{
+			{Path: "/usr/local/bin/tool", Mode: 0o755, Source: bin},
+			{Path: "/etc/x/y.conf", Data: []byte("k=v")},
+			{Path: "/usr/sbin/iptables", Symlink: "xtables-nft-multi"},
+			{Path: "/pause", Mode: 0o700, Data: []byte("p")},
+		},
+		Entrypoint: []string{"/pause"},
+	}
+}
+
+// oldDiffID and oldListing are what the hand-written writer this package had
+// before go-containerregistry produced for sample: its layer is kept byte for
+// byte.
+const oldDiffID = "sha256:8f252d0fc4e63ada0b75bbaa0504d00ee0d28a17ed549d99b63c2f23933f8799"
+
+var oldListing = []string{
+	"etc/ dir 755 0:0 0",
+	"etc/x/ dir 755 0:0 0",
+	"etc/x/y.conf file 644 0:0 0 size=3",
+	"pause file 700 0:0 0 size=1",
+	"usr/ dir 755 0:0 0",
+	"usr/local/ dir 755 0:0 0",
+	"usr/local/bin/ dir 755 0:0 0",
+	"usr/local/bin/tool file 755 0:0 0 size=8",
+	"usr/sbin/ dir 755 0:0 0",
+	"usr/sbin/iptables symlink 777 0:0 0 -> xtables-nft-multi",
+}
+
+// listing is one line per entry of a tar: name, type, mode, owner, mtime.
+func listing(t *testing.T, r io.Reader) []string {
 	t.Helper()
-	out := map[string]*tar.Header{}
-	tr := tar.NewReader(bytes.NewReader(b))
+	var out []string
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -23,57 +69,137 @@ func readTar(t *testing.T, b []byte) map[string]*tar.Header {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[h.Name] = h
+		kind := map[byte]string{tar.TypeDir: "dir", tar.TypeReg: "file", tar.TypeSymlink: "symlink"}[h.Typeflag]
+		line := fmt.Sprintf("%s %s %o %d:%d %d", h.Name, kind, h.Mode, h.Uid, h.Gid, h.ModTime.Unix())
+		switch h.Typeflag {
+		case tar.TypeReg:
+			line += fmt.Sprintf(" size=%d", h.Size)
+		case tar.TypeSymlink:
+			line += " -> " + h.Linkname
+		}
+		out = append(out, line)
 	}
 }
 
-func TestArchiveHasManifestConfigAndLayer(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "tool")
-	os.WriteFile(bin, []byte("#!binary"), 0o755)
-	img := Image{
-		Tags:       []string{"registry.k8s.io/pause:3.10"},
-		Files:      []File{{Path: "/pause", Mode: 0o755, Source: bin}, {Path: "/etc/x/y.conf", Data: []byte("k=v")}, {Path: "/bin/p", Symlink: "/pause"}},
-		Entrypoint: []string{"/pause"},
-	}
-	var buf bytes.Buffer
-	if err := img.Write(&buf); err != nil {
+func write(t *testing.T, img Image) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "image.tar")
+	if err := img.WriteFile(file); err != nil {
 		t.Fatal(err)
 	}
-	var manifest []manifestEntry
-	var config imageConfig
-	var layer []byte
-	tr := tar.NewReader(&buf)
+	return file
+}
+
+func TestArchiveReadsBackUnderEveryTag(t *testing.T) {
+	img := sample(t)
+	file := write(t, img)
+	id, err := img.ID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range img.Tags {
+		ref, err := name.NewTag(tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tarball.ImageFromPath(file, &ref)
+		if err != nil {
+			t.Fatalf("%s: %v", tag, err)
+		}
+		if cn, _ := got.ConfigName(); cn.String() != id {
+			t.Errorf("%s: image ID %s, want %s", tag, cn, id)
+		}
+		cfg, err := got.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.OS != "linux" || cfg.Architecture != "amd64" || !cfg.Created.Equal(epoch) {
+			t.Errorf("%s: os %q arch %q created %v", tag, cfg.OS, cfg.Architecture, cfg.Created)
+		}
+		if !reflect.DeepEqual(cfg.Config.Entrypoint, []string{"/pause"}) || !reflect.DeepEqual(cfg.Config.Env, defaultEnv) {
+			t.Errorf("%s: config %+v", tag, cfg.Config)
+		}
+		layers, err := got.Layers()
+		if err != nil || len(layers) != 1 {
+			t.Fatalf("%s: layers %v %v", tag, layers, err)
+		}
+		if d, _ := layers[0].DiffID(); d.String() != oldDiffID {
+			t.Errorf("%s: layer %s, the old writer's was %s", tag, d, oldDiffID)
+		}
+		rc, err := layers[0].Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := listing(t, rc); !reflect.DeepEqual(l, oldListing) {
+			t.Errorf("%s: layer\n%s\nwant\n%s", tag, strings.Join(l, "\n"), strings.Join(oldListing, "\n"))
+		}
+		rc.Close()
+	}
+}
+
+// TestArchiveLayoutIsDockerSave checks what `docker load` and `ctr images
+// import` read: manifest.json with the tags as given (containerd makes
+// docker.io/kind-e2e/testdriver:abc of them), the config, and the layer as
+// an uncompressed tar named by its digest.
+func TestArchiveLayoutIsDockerSave(t *testing.T) {
+	img := sample(t)
+	f, err := os.Open(write(t, img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	contents := map[string][]byte{}
+	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
-		b, _ := io.ReadAll(tr)
-		contents[h.Name] = b
+		if err != nil {
+			t.Fatal(err)
+		}
+		contents[h.Name], _ = io.ReadAll(tr)
+	}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
 	}
 	if err := json.Unmarshal(contents["manifest.json"], &manifest); err != nil {
 		t.Fatal(err)
 	}
-	if len(manifest) != 1 || !reflect.DeepEqual(manifest[0].RepoTags, img.Tags) {
-		t.Fatalf("manifest %+v", manifest)
+	if len(manifest) != 1 || len(contents) != 3 {
+		t.Fatalf("manifest %+v, entries %d", manifest, len(contents))
 	}
-	json.Unmarshal(contents[manifest[0].Config], &config)
-	layer = contents[manifest[0].Layers[0]]
-	if config.RootFS.DiffIDs[0] != "sha256:"+digest(layer) {
-		t.Fatal("diff_id does not match the layer")
+	m := manifest[0]
+	tags := append([]string(nil), m.RepoTags...)
+	sort.Strings(tags)
+	if !reflect.DeepEqual(tags, img.Tags) {
+		t.Errorf("RepoTags %v, want %v as given", m.RepoTags, img.Tags)
 	}
-	if !reflect.DeepEqual(config.Config.Entrypoint, []string{"/pause"}) || config.Config.Env == nil {
-		t.Fatalf("config %+v", config.Config)
+	id, _ := img.ID()
+	if m.Config != id || contents[m.Config] == nil {
+		t.Errorf("config %q, want %q", m.Config, id)
 	}
-	entries := readTar(t, layer)
-	for _, name := range []string{"etc/", "etc/x/", "etc/x/y.conf", "pause", "bin/", "bin/p"} {
-		if entries[name] == nil {
-			t.Errorf("layer lacks %s (has %v)", name, entries)
-		}
+	want := strings.TrimPrefix(oldDiffID, "sha256:") + ".tar"
+	if !reflect.DeepEqual(m.Layers, []string{want}) {
+		t.Fatalf("layers %v, want [%s]", m.Layers, want)
 	}
-	if entries["pause"].Mode != 0o755 || entries["bin/p"].Linkname != "/pause" {
-		t.Errorf("mode/link wrong: %+v %+v", entries["pause"], entries["bin/p"])
+	layer := contents[want]
+	if sum := sha256.Sum256(layer); "sha256:"+hex.EncodeToString(sum[:]) != oldDiffID {
+		t.Error("the layer is stored compressed or altered; want the uncompressed tar")
+	}
+	if l := listing(t, bytes.NewReader(layer)); !reflect.DeepEqual(l, oldListing) {
+		t.Errorf("layer %v", l)
+	}
+	var cfg struct {
+		RootFS struct {
+			DiffIDs []string `json:"diff_ids"`
+		} `json:"rootfs"`
+	}
+	json.Unmarshal(contents[m.Config], &cfg)
+	if !reflect.DeepEqual(cfg.RootFS.DiffIDs, []string{oldDiffID}) {
+		t.Errorf("diff_ids %v", cfg.RootFS.DiffIDs)
 	}
 }
 
@@ -94,5 +220,17 @@ func TestSameInputsSameImageID(t *testing.T) {
 func TestRelativePathIsRefused(t *testing.T) {
 	if _, err := (Image{Tags: []string{"x:1"}, Files: []File{{Path: "rel"}}}).Layer(); err == nil {
 		t.Fatal("want error for relative path")
+	}
+}
+
+func TestBadTagWritesNothing(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "image.tar")
+	for _, tags := range [][]string{nil, {"Not A Tag"}} {
+		if err := (Image{Tags: tags, Files: []File{{Path: "/a", Data: []byte("1")}}}).WriteFile(file); err == nil {
+			t.Errorf("tags %q: want error", tags)
+		}
+	}
+	if left, _ := filepath.Glob(file + "*"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
