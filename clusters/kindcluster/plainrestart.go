@@ -12,8 +12,6 @@ package kindcluster
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
 	"strings"
 	"time"
 
@@ -111,29 +109,15 @@ func (c plainRestart) restartWave(ctx context.Context, ch change, manifests map[
 // manifest without one does (the kubelet then derives the UID from the
 // manifest's content).
 func writeInPlace(cp nodes.Node, manifests map[profile.Component][]byte) (map[profile.Component]string, error) {
-	now := time.Now()
-	uids := map[profile.Component]string{}
-	var staged []string
-	var comps []profile.Component
-	for _, comp := range profile.ControlPlane {
-		m, ok := manifests[comp]
-		if !ok {
-			continue
-		}
-		uid, err := newPodUID()
-		if err != nil {
-			return nil, err
-		}
-		stamped, err := nextPod{comp: comp, uid: uid, manifest: m}.stamped(now)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", comp, err)
-		}
-		uids[comp] = uid
-		comps = append(comps, comp)
-		staged = append(staged, stagingPath(manifestPath(comp)), base64.StdEncoding.EncodeToString(stamped))
+	pods, err := stageNewPods(cp, manifests)
+	if err != nil {
+		return nil, err
 	}
-	if out, err := run(cp, stageScript, staged...); err != nil {
-		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", comps, cp, err, out)
+	uids := map[profile.Component]string{}
+	var comps []profile.Component
+	for _, pod := range pods {
+		uids[pod.comp] = pod.uid
+		comps = append(comps, pod.comp)
 	}
 	return uids, startStaticPods(cp, comps)
 }

@@ -118,32 +118,14 @@ func newPodUID() (string, error) {
 // and a kubelet of another release then sees the same pod, where a UID it
 // derives changes with its version (see pinEtcdUID).
 func (c fastRestart) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
-	now := time.Now()
-	var staged, park, names, urls []string
-	for _, comp := range profile.ControlPlane {
-		m, ok := manifests[comp]
-		if !ok {
-			continue
-		}
-		uid, err := newPodUID()
-		if err != nil {
-			return nil, err
-		}
-		pod := nextPod{comp: comp, uid: uid, manifest: m}
-		next = append(next, pod)
-		stamped, err := pod.stamped(now)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", comp, err)
-		}
-		staged = append(staged, stagingPath(manifestPath(comp)), base64.StdEncoding.EncodeToString(stamped))
-		park = append(park, manifestPath(comp), parkedPath(comp))
-		names = append(names, string(comp))
-		urls = append(urls, healthURL[comp])
+	if next, err = stageNewPods(cp, manifests); err != nil {
+		return nil, err
 	}
-	// Staged first: an interrupted restart can be finished by hand (move the
-	// staged file into the folder) and never loses a manifest.
-	if out, err := run(cp, stageScript, staged...); err != nil {
-		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", names, cp, err, out)
+	var park, names, urls []string
+	for _, pod := range next {
+		park = append(park, manifestPath(pod.comp), parkedPath(pod.comp))
+		names = append(names, string(pod.comp))
+		urls = append(urls, healthURL[pod.comp])
 	}
 	if _, ok := manifests[profile.APIServer]; ok {
 		// Lifted by waitComponent once the new kube-apiserver serves and
@@ -296,6 +278,39 @@ done; true`
 
 // startStaticPods moves the components' staged manifests into the kubelet's
 // folder, which starts them.
+// stageNewPods gives each component of manifests, in the control plane's
+// order, a new pod with a UID of its own and stages its stamped manifest
+// beside the kubelet's folder; both restarts then put them in their ways.
+// Staged first: an interrupted restart can be finished by hand (move the
+// staged file into the folder) and never loses a manifest.
+func stageNewPods(cp nodes.Node, manifests map[profile.Component][]byte) ([]nextPod, error) {
+	now := time.Now()
+	var pods []nextPod
+	var staged, names []string
+	for _, comp := range profile.ControlPlane {
+		m, ok := manifests[comp]
+		if !ok {
+			continue
+		}
+		uid, err := newPodUID()
+		if err != nil {
+			return nil, err
+		}
+		pod := nextPod{comp: comp, uid: uid, manifest: m}
+		stamped, err := pod.stamped(now)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", comp, err)
+		}
+		pods = append(pods, pod)
+		staged = append(staged, stagingPath(manifestPath(comp)), base64.StdEncoding.EncodeToString(stamped))
+		names = append(names, string(comp))
+	}
+	if out, err := run(cp, stageScript, staged...); err != nil {
+		return nil, fmt.Errorf("staging the manifests of %v on %s: %w: %s", names, cp, err, out)
+	}
+	return pods, nil
+}
+
 func startStaticPods(cp nodes.Node, comps []profile.Component) error {
 	if len(comps) == 0 {
 		return nil

@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
@@ -169,19 +168,8 @@ func testdriverPush(c run.Config) int {
 	return exitCode(c.Command("go", "run", "./testdriver/cmd/testdriver-push", "--registry", c.Get("REGISTRY"), "--out", c.Out()+"/testdriver").Run())
 }
 
-// exitCode is a command's exit code: its own where it ran and exited (it
-// said why), 1 where it could not be started.
+// exitCode is a command's exit code (run.ExitCode), a failure to start
+// it said here.
 func exitCode(err error) int {
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit) && exit.ExitCode() > 0:
-		return exit.ExitCode()
-	case errors.As(err, &exit):
-		return 1 // ended by a signal
-	default:
-		fmt.Fprintln(os.Stderr, "run:", err)
-		return 1
-	}
+	return run.ExitCode(err, func(err error) { fmt.Fprintln(os.Stderr, "run:", err) })
 }
