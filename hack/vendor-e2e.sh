@@ -157,8 +157,28 @@ kc -n tenant delete resourceclaim "held-$worker" --wait
 kept=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
 echo "vendor-e2e: node $worker freed; the tenant still holds $kept"
 
+# A vendor certifies several classes of its driver: a second DeviceClass,
+# selecting the same devices under another name, is a second run and a
+# column of its own in the one sign-off.
+class2=$class-second
+kc apply -f - <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: $class2}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "$driver"'}
+YAML
+
 rc=0
-vendor_e2e || rc=$?
+vendor_e2e DEVICE_CLASS="$class,$class2" || rc=$?
+echo "vendor-e2e: the sign-off has columns for $(grep -o "class $class[a-z-]*" "$artifacts/signoff.md" | sort -u | tr '\n' ' ')"
+for c in "$class" "$class2"; do
+	if ! grep -qE "class ${c}([^a-z0-9-]|$)" "$artifacts/signoff.md"; then
+		echo "vendor-e2e: the sign-off has no column for DEVICE_CLASS=$c" >&2
+		failed=1
+	fi
+done
 after=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
 phases=$(kc -n tenant get pods -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase} {end}')
 echo "vendor-e2e: after the run the tenant holds $after ($phases)"
