@@ -18,6 +18,8 @@ import (
 	"text/template"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/run"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -114,17 +116,29 @@ func quote(s string) string {
 	return string(b)
 }
 
-// ReportPaths are the report.json files of a results folder as the
-// entrypoint writes it: <release>/report.json, and with several device
-// classes classes/<class>/<release>/report.json. None is an error: the
-// suite ended before its report.
-func ReportPaths(results string) ([]string, error) {
+// Signoff is the sign-off of a results folder as the entrypoint writes it
+// (<release>/report.json, and with several device classes
+// classes/<class>/<release>/report.json), each column linked to its run's
+// folder: what the Job writes beside them and what make incluster-e2e
+// reads back. No report is an error: the suite ended before writing one.
+func Signoff(results string) (signoff.Matrix, error) {
 	one, _ := filepath.Glob(filepath.Join(results, "*", "report.json"))
 	per, _ := filepath.Glob(filepath.Join(results, "classes", "*", "*", "report.json"))
-	if all := append(one, per...); len(all) > 0 {
-		return all, nil
+	paths := append(one, per...)
+	if len(paths) == 0 {
+		return signoff.Matrix{}, fmt.Errorf("%s holds no report.json: the suite ended before writing its report (see its log)", results)
 	}
-	return nil, fmt.Errorf("%s holds no report.json: the suite ended before writing its report (see its log)", results)
+	var runs []report.Report
+	dirs := map[string]string{} // a run's folder by its column
+	for _, p := range paths {
+		r, err := report.Read(p)
+		if err != nil {
+			return signoff.Matrix{}, err
+		}
+		runs = append(runs, r)
+		dirs[r.Column()], _ = filepath.Rel(results, filepath.Dir(p))
+	}
+	return signoff.Build(runs, func(r report.Report) string { return dirs[r.Column()] }), nil
 }
 
 // BuildImage compiles the suite (go test -c) and its entrypoint, static,

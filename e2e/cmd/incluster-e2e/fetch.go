@@ -13,11 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
-
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 )
@@ -43,13 +39,7 @@ func (j *jobRun) fetch(ctx context.Context, dir string) error {
 }
 
 func (j *jobRun) exec(ctx context.Context, command []string, stdout, stderr io.Writer) error {
-	req := j.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(j.namespace).Name(j.pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: suitejob.OutputContainer, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewSPDYExecutor(j.config, "POST", req.URL())
-	if err != nil {
-		return err
-	}
-	return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+	return observe.ExecCommand(ctx, j.config, j.client, j.namespace, j.pod, suitejob.OutputContainer, command, stdout, stderr)
 }
 
 // unpack writes a gzipped tar's regular files under dir; a name that would
@@ -90,22 +80,12 @@ func unpack(r io.Reader, dir string) error {
 }
 
 // verdictOf is the sign-off's line for the results and its exit code
-// (signoff.Exit*), from each release folder's report.json, as make e2e's
-// last lines read.
+// (signoff.Exit*), as the Job wrote it beside them.
 func verdictOf(results string) (string, int, error) {
-	paths, err := suitejob.ReportPaths(results)
+	m, err := suitejob.Signoff(results)
 	if err != nil {
 		return "", signoff.ExitFailed, err
 	}
-	var runs []report.Report
-	for _, p := range paths {
-		r, err := report.Read(p)
-		if err != nil {
-			return "", signoff.ExitFailed, err
-		}
-		runs = append(runs, r)
-	}
-	m := signoff.Build(runs, func(r report.Report) string { return r.Release })
 	return m.Verdict(), m.ExitCode(), nil
 }
 

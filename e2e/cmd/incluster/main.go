@@ -39,9 +39,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/run"
-	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 )
 
@@ -225,21 +223,10 @@ func serverMinor(cfg *rest.Config) (string, error) {
 // runs' folders, from every report.json of the results (one per release
 // and, with several classes, per class).
 func writeSignoff(results string) error {
-	paths, err := suitejob.ReportPaths(results)
+	m, err := suitejob.Signoff(results)
 	if err != nil {
 		return err
 	}
-	var runs []report.Report
-	dirs := map[string]string{} // a run's folder by its column
-	for _, p := range paths {
-		r, err := report.Read(p)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-		dirs[r.Column()], _ = filepath.Rel(results, filepath.Dir(p))
-	}
-	m := signoff.Build(runs, func(r report.Report) string { return dirs[r.Column()] })
 	fmt.Printf("incluster: signoff: %s\n", m.Verdict())
 	return m.Write(results)
 }
