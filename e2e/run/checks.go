@@ -48,8 +48,8 @@ func Preflight(ctx context.Context, c Config) []string {
 		} else {
 			// DEVICE_CLASS=a,b: each class is a column of its own, and each
 			// must hold on its own.
-			for _, class := range strings.Split(class, ",") {
-				if err := testenv.PreflightVendorDriver(ctx, kc, driver, strings.TrimSpace(class), ns); err != nil {
+			for _, class := range SplitClasses(class) {
+				if err := testenv.PreflightVendorDriver(ctx, kc, driver, class, ns); err != nil {
 					out = append(out, err.Error())
 				}
 			}

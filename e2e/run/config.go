@@ -118,10 +118,17 @@ func (c Config) bin(name string) string { return filepath.Join(c.Out(), "bin", n
 // Classes are DEVICE_CLASS's classes where it names several (a,b): each a
 // run of its own and a column of its own in the sign-off. nil for one.
 func (c Config) Classes() []string {
-	if !strings.Contains(c.Get("DEVICE_CLASS"), ",") {
-		return nil
+	if classes := SplitClasses(c.Get("DEVICE_CLASS")); len(classes) > 1 {
+		return classes
 	}
-	return strings.FieldsFunc(c.Get("DEVICE_CLASS"), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	return nil
+}
+
+// SplitClasses is the one reading of DEVICE_CLASS: the classes it names,
+// separated by commas (spaces around them and empty ones dropped); the
+// runner, preflight and the in-cluster entry all split it here.
+func SplitClasses(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // ClusterName is the cluster release rel runs on: CLUSTER_NAME, except

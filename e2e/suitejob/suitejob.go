@@ -17,8 +17,8 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -67,21 +67,21 @@ func Environment(getenv func(string) string) [][2]string {
 type Values struct {
 	Image     string
 	Namespace string
-	Job       string
 	// DeadlineSeconds bounds the Job (activeDeadlineSeconds): the suite,
 	// then the output container's wait for the results to be fetched.
 	DeadlineSeconds int
 	Env             [][2]string
 }
 
-// WithDefaults fills what was left empty: the namespace, the Job's name and
+// Job is the Job's name, which the runner looks its pod up by: the
+// constant, for the template.
+func (Values) Job() string { return JobName }
+
+// WithDefaults fills what was left empty: the namespace and
 // a deadline of two hours.
 func (v Values) WithDefaults() Values {
 	if v.Namespace == "" {
 		v.Namespace = DefaultNamespace
-	}
-	if v.Job == "" {
-		v.Job = JobName
 	}
 	if v.DeadlineSeconds == 0 {
 		v.DeadlineSeconds = 7200

@@ -32,7 +32,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -116,12 +115,12 @@ func runAll(ctx context.Context) (int, error) {
 type classRun struct{ class, artifacts string }
 
 func classRuns(results, release, classes string) []classRun {
-	if !strings.Contains(classes, ",") {
-		return []classRun{{classes, filepath.Join(results, release)}}
+	split := run.SplitClasses(classes)
+	if len(split) < 2 {
+		return []classRun{{strings.Join(split, ""), filepath.Join(results, release)}}
 	}
 	var out []classRun
-	for _, c := range strings.Split(classes, ",") {
-		c = strings.TrimSpace(c)
+	for _, c := range split {
 		out = append(out, classRun{c, filepath.Join(results, "classes", c, release)})
 	}
 	return out
@@ -141,14 +140,11 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 	}
 	defer log.Close()
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, log), io.MultiWriter(os.Stderr, log)
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			return 0, err
-		}
-		return exit.ExitCode(), nil
-	}
-	return 0, nil
+	// A suite ended by a signal (an OOM kill) is a failure, not the -1
+	// ExitError reports, which max() would drop.
+	var startErr error
+	code := run.ExitCode(cmd.Run(), func(err error) { startErr = err })
+	return code, startErr
 }
 
 // suiteArgs are the flags make e2e gives the suite against an existing
@@ -231,32 +227,20 @@ func writeSignoff(results string) error {
 	return m.Write(results)
 }
 
-// tellSonobuoy packs the results and writes their path into the done file
+// tellSonobuoy packs the results into results.tar.gz beside them (leaving
+// out the archive itself) and writes its path into the done file
 // Sonobuoy's worker waits for. Run as a plain Job, the same files are there
 // for whoever collects them.
 func tellSonobuoy(results string) error {
-	archive := filepath.Join(os.TempDir(), fmt.Sprintf("adminaccess-results-%d.tar.gz", time.Now().Unix()))
-	if err := packDir(results, archive); err != nil {
-		return err
-	}
-	// Copied, not renamed: the results are often another filesystem (a
-	// volume), and packing them in place would pack the archive too.
 	final := filepath.Join(results, "results.tar.gz")
-	if err := copyFile(archive, final); err != nil {
-		return err
-	}
-	os.Remove(archive)
-	return os.WriteFile(filepath.Join(results, "done"), []byte(final), 0o644)
-}
-
-// packDir writes dir's regular files into a gzipped tar file, paths
-// relative to dir.
-func packDir(dir, out string) error {
-	f, err := os.Create(out)
+	f, err := os.Create(final)
 	if err != nil {
 		return err
 	}
-	return errors.Join(pack(dir, f, nil), f.Close())
+	if err := errors.Join(pack(results, f, func(rel string) bool { return rel == "results.tar.gz" }), f.Close()); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(results, "done"), []byte(final), 0o644)
 }
 
 // pack writes dir's regular files to w as a gzipped tar, paths relative to
@@ -293,20 +277,6 @@ func pack(dir string, w io.Writer, skip func(rel string) bool) error {
 		return err
 	})
 	return errors.Join(err, tw.Close(), gz.Close())
-}
-
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(dst, src)
-	return errors.Join(err, dst.Close())
 }
 
 func envOr(k, def string) string {

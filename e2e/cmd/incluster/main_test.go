@@ -51,11 +51,10 @@ func TestPackDir(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "1.35"), 0o755)
 	os.WriteFile(filepath.Join(dir, "1.35", "junit.xml"), []byte("<testsuites/>"), 0o644)
 	os.WriteFile(filepath.Join(dir, "signoff.md"), []byte("# x"), 0o644)
-	out := filepath.Join(t.TempDir(), "r.tar.gz")
-	if err := packDir(dir, out); err != nil {
+	if err := tellSonobuoy(dir); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := os.Open(out)
+	f, _ := os.Open(filepath.Join(dir, "results.tar.gz"))
 	defer f.Close()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
@@ -69,6 +68,9 @@ func TestPackDir(t *testing.T) {
 			break
 		}
 		names = append(names, h.Name)
+	}
+	if done, _ := os.ReadFile(filepath.Join(dir, "done")); string(done) != filepath.Join(dir, "results.tar.gz") {
+		t.Errorf("done names %q", done)
 	}
 	if !slices.Equal(names, []string{"1.35/junit.xml", "signoff.md"}) {
 		t.Errorf("archive holds %v", names)
