@@ -133,11 +133,13 @@ spec:
     resources: {claims: [{name: gpu}]}
 YAML
 }
+# What the tenant's claims hold: claim=pool/device, one a word.
+holds() { kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}'; }
 mkdir -p "$artifacts"
 kc create namespace tenant
 for node in $want; do tenant "$node"; done
 kc -n tenant wait --for=condition=Ready pod --all --timeout=2m
-held=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+held=$(holds)
 echo "vendor-e2e: a tenant holds a device on every node: $held"
 busy_rc=0
 vendor_e2e >"$artifacts/busy.log" 2>&1 || busy_rc=$?
@@ -145,7 +147,7 @@ refusal=$(grep -m1 'in use' "$artifacts/busy.log" || true)
 echo "vendor-e2e: with every node busy, make e2e exited $busy_rc: ${refusal:-no refusal printed}"
 failed=0
 if [ "$busy_rc" != 2 ] || [ -z "$refusal" ]; then
-	echo "vendor-e2e: a cluster with every node busy must be refused in one line, exit 2 (log: $artifacts.busy.log)" >&2
+	echo "vendor-e2e: a cluster with every node busy must be refused in one line, exit 2 (log: $artifacts/busy.log)" >&2
 	failed=1
 fi
 
@@ -154,7 +156,7 @@ fi
 worker=$(kc get nodes -l '!node-role.kubernetes.io/control-plane' -o jsonpath='{.items[0].metadata.name}')
 kc -n tenant delete pod "tenant-$worker" --wait
 kc -n tenant delete resourceclaim "held-$worker" --wait
-kept=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+kept=$(holds)
 echo "vendor-e2e: node $worker freed; the tenant still holds $kept"
 
 # A vendor certifies several classes of its driver: a second DeviceClass,
@@ -179,7 +181,7 @@ for c in "$class" "$class2"; do
 		failed=1
 	fi
 done
-after=$(kc -n tenant get resourceclaims -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device} {end}')
+after=$(holds)
 phases=$(kc -n tenant get pods -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase} {end}')
 echo "vendor-e2e: after the run the tenant holds $after ($phases)"
 if [ "$after" != "$kept" ] || [[ "$phases" != *=Running* ]]; then
@@ -189,7 +191,6 @@ fi
 
 # The specs passing is not enough: the claims must have been prepared by
 # upstream's plugin (it logs each prepare at -v=3), not by anything of ours.
-mkdir -p "$artifacts"
 driver_logs >"$artifacts/upstream-driver.log"
 prepared=$(grep -c 'CDI file(s) created' "$artifacts/upstream-driver.log" || true)
 echo "vendor-e2e: the upstream driver prepared claims $prepared time(s) (log: $artifacts/upstream-driver.log)"

@@ -2,6 +2,7 @@ package adminaccess
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,7 +136,7 @@ func devicesNode(ctx context.Context) string {
 	}
 	nodes, ws := env.Vendor.FreeNodes(), workers(ctx)
 	for _, n := range nodes {
-		if containsString(ws, n) {
+		if slices.Contains(ws, n) {
 			return n
 		}
 	}

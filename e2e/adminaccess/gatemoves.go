@@ -153,12 +153,3 @@ func podUIDs(ctx context.Context, ns string) []string {
 	sort.Strings(out)
 	return out
 }
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

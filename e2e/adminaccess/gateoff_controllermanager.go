@@ -3,6 +3,7 @@ package adminaccess
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -92,7 +93,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 					return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
 				}
 				reason := controllerGateOffEvent(tmpl)
-				if events := podEvents(ctx, &p); !containsString(events, reason) {
+				if events := podEvents(ctx, &p); !slices.Contains(events, reason) {
 					return fmt.Errorf("pod %s has not got %q yet (events: %v)", p.Name, reason, events)
 				}
 			}

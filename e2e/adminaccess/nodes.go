@@ -6,6 +6,7 @@ package adminaccess
 import (
 	"context"
 
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 	"github.com/onsi/ginkgo/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -25,7 +26,7 @@ func workers(ctx context.Context) []string {
 	var out, all []string
 	for _, n := range nodes.Items {
 		all = append(all, n.Name)
-		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+		if !deploy.IsControlPlane(n) {
 			out = append(out, n.Name)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
 // What the metric specs read of kube-controller-manager and kube-scheduler,
@@ -35,7 +36,7 @@ func newScraper(ctx context.Context, f *framework.Framework, reads ...metrics.Co
 	ginkgo.GinkgoHelper()
 	var sc *scraper
 	require(ctx, release.NeedMetricsEndpoints, func(ctx context.Context) error {
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: deploy.ControlPlaneLabel})
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,9 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,14 +177,14 @@ func driverProvenance(pods []corev1.Pod, how string) map[string]string {
 	}
 	sort.Strings(names)
 	out := map[string]string{
-		"driver namespace": strings.Join(sortedKeys(namespaces), ", ") + " (" + how + ")",
+		"driver namespace": strings.Join(slices.Sorted(maps.Keys(namespaces)), ", ") + " (" + how + ")",
 		"driver pods":      strings.Join(names, ", "),
 	}
 	for c, lines := range images {
-		out["driver image of container "+c] = strings.Join(sortedKeys(lines), "; ")
+		out["driver image of container "+c] = strings.Join(slices.Sorted(maps.Keys(lines)), "; ")
 	}
 	if len(versions) > 0 {
-		out["driver version (pod labels)"] = strings.Join(sortedKeys(versions), ", ")
+		out["driver version (pod labels)"] = strings.Join(slices.Sorted(maps.Keys(versions)), ", ")
 	}
 	return out
 }
@@ -198,13 +200,4 @@ func imageTag(ref string) string {
 		return ""
 	}
 	return tag
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
