@@ -47,7 +47,10 @@ func standing(c Cell) string {
 		return Failed
 	case c.Passed > 0 || c.KnownDefects > 0:
 		return Checked
-	case c.Skipped > 0 && c.OutOfReach == c.Skipped:
+	case c.OutOfReach > 0:
+		// Some of its specs were out of reach: whatever else skipped, a
+		// run that could reach them might have checked the requirement,
+		// so it must not read as one the release lacks.
 		return OutOfReach
 	case c.Skipped > 0:
 		return NotApplicable
@@ -184,6 +187,11 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	if out := ids(m.withStanding(r, OutOfReach)); !r.Existing && len(out) > 0 {
 		return []string{fmt.Sprintf("out of reach of this run on a cluster the suite made: %s (%s), and what ran passed",
 			strings.Join(out, ", "), strings.Join(m.OutOfReachWhy(r), ", "))}, ExitLeftOut
+	}
+	// A run that checked nothing signs nothing off, however its skips read
+	// (an existing cluster whose every promise took a declared skip).
+	if len(m.withStanding(r, Checked)) == 0 {
+		return []string{"no requirement was checked: every one was out of reach or not applicable"}, ExitLeftOut
 	}
 	return nil, ExitSignedOff
 }

@@ -106,15 +106,25 @@ func TestAVendorRunIsSignedOffForWhatItCanReach(t *testing.T) {
 
 // With the bundled driver on an existing cluster the line says what can be
 // checked through the API; a requirement whose specs skipped both out of
-// reach and as not applicable is not applicable (no cluster of the release
-// would check all of it).
+// reach and as not applicable is out of reach (a run that reached the one
+// spec would have checked it), never hidden as not applicable.
 func TestAnExistingClusterWithTheBundledDriver(t *testing.T) {
+	// A run whose every requirement was out of reach checked nothing, and
+	// is no sign-off.
+	none := map[int]report.Spec{}
+	for i := range requirements.All {
+		none[i] = skipped(release.NeedNodeAccess, true)
+	}
+	if m := Build([]report.Report{existingRun(false, none)}, byRelease); m.ExitCode() != ExitLeftOut || !strings.Contains(m.Verdict(), "no requirement was checked") {
+		t.Errorf("nothing checked: %q (exit %d)", m.Verdict(), m.ExitCode())
+	}
+
 	skips := map[int]report.Spec{30: skipped(release.NeedNodeAccess, true), 33: skipped(release.NeedGateSwitching, true)}
 	r := existingRun(false, skips)
 	r.Specs = append(r.Specs, report.Spec{Name: "spec 30 again", KEP: requirements.All[30].Text, State: "skipped", Declared: string(release.NeedOtherAllocators)})
 	r.Totals.Skipped++
 	m := Build([]report.Report{r}, byRelease)
-	want := fmt.Sprintf("Signed off for the %d requirements that can be checked through the API on this cluster (1.35 defaults); 1 out of reach (gate switching); 1 not applicable to this release",
+	want := fmt.Sprintf("Signed off for the %d requirements that can be checked through the API on this cluster (1.35 defaults); 2 out of reach (node access, gate switching)",
 		len(requirements.All)-2)
 	if v := m.Verdict(); v != want || m.ExitCode() != ExitSignedOff {
 		t.Errorf("verdict %q (exit %d), want %q", v, m.ExitCode(), want)
