@@ -12,6 +12,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 	"k8s.io/utils/ptr"
@@ -48,15 +49,22 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 		expectTemplateSpecKept(ctx, b, tmpl, ptr.To(true))
 
 		ginkgo.By("nor through the status subresource: kube-apiserver keeps the stored spec")
-		// A merge patch of the status subresource reads the same in every
-		// served version (patchAllocation says why not UpdateStatus); its
-		// requests list replaces the stored one whole.
-		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"devices": map[string]any{"requests": []any{map[string]any{
-			"name":    builder.RequestNameAt(0),
-			"exactly": map[string]any{"deviceClassName": b.Class, "allocationMode": "ExactCount", "count": 1, "adminAccess": true}}}}}})
-		_, err = env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(unlabelled).
-			Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		// A merge patch of the status subresource (patchAllocation says why
+		// not UpdateStatus); its requests list replaces the stored one
+		// whole. The request is spelled for the served version (v1beta1 has
+		// no exactly), and strict field validation refuses a field the
+		// version lacks instead of dropping it, which would keep the spec
+		// unset whatever the strategy did.
+		request := map[string]any{"deviceClassName": b.Class, "allocationMode": "ExactCount", "count": 1, "adminAccess": true}
+		if env.ResourceAPI != "v1beta1" {
+			request = map[string]any{"exactly": request}
+		}
+		request["name"] = builder.RequestNameAt(0)
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"devices": map[string]any{"requests": []any{request}}}})
+		patched, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(unlabelled).
+			Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}, "status")
 		framework.ExpectNoError(err, "a status patch of claim %s that carries a changed spec", claim.Name)
+		gomega.Expect(unstructuredAdminAccess(patched.Object)).To(gomega.BeNil(), "claim %s's requests[0] adminAccess in the status patch's reply", claim.Name)
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "claim %s's requests[].adminAccess as stored after the status patch", claim.Name)
@@ -156,4 +164,18 @@ func matchImmutableSpec(kind, name string, v *bool) gomega.OmegaMatcher {
 			gomega.HaveField("Field", "spec"),
 			gomega.HaveField("Message", gomega.HaveSuffix(": field is immutable"))))),
 	)
+}
+
+// unstructuredAdminAccess is requests[0]'s adminAccess of a claim as the
+// API returned it, at any served version (nil: unset).
+func unstructuredAdminAccess(obj map[string]any) any {
+	requests, _, _ := unstructured.NestedSlice(obj, "spec", "devices", "requests")
+	if len(requests) == 0 {
+		return nil
+	}
+	req, _ := requests[0].(map[string]any)
+	if exactly, ok := req["exactly"].(map[string]any); ok {
+		return exactly["adminAccess"]
+	}
+	return req["adminAccess"]
 }
