@@ -85,6 +85,11 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		gomega.Expect(doubled(got)).To(gomega.BeEmpty(), "claim %s's two admin-access requests must get two devices (%s allocator), got %v", claim.Name, allocator, given(got))
 	}
 	deletePod(ctx, pod)
+	// Its claim goes too: an admin-access allocation holds no device, but an
+	// allocator that wrongly counted it as in use would refuse the shapes
+	// below for that reason, which, where kube-scheduler's log is out of
+	// reach, would read the same as the refusal they check.
+	deleteClaim(ctx, b, got)
 
 	// A request for every device needs every device free of other claims:
 	// kube-controller-manager releases the spec before's only after its
