@@ -84,6 +84,37 @@ const DriverName = "testdriver.e2e.adminaccess.example.com"
 // PlainDevices is how many plain devices DriverName publishes per node.
 const PlainDevices = 4
 
+// SlotAttribute is the attribute that tells a plain device's pool apart
+// where the driver publishes spare pools (--slots): 0 in the node's own pool,
+// k in its k-th spare pool. A spec that needs every device of a node to
+// itself (allocationMode All, a device held so that nothing else is free)
+// claims through its own slot's class and so runs beside the others: "every
+// device of the node" is then every device of that spec's pool.
+const SlotAttribute = "slot"
+
+// Slots is how many spare pools the bundled driver publishes on each node
+// beside its own: one for each core allocation promise (the allocation
+// group), which runs beside the other specs.
+const Slots = 5
+
+// SlotPool names a node's k-th spare pool (k >= 1); its own pool is named
+// after the node.
+func SlotPool(node string, k int) string {
+	if k == 0 {
+		return node
+	}
+	return node + "-slot-" + strconv.Itoa(k)
+}
+
+// SlotClass names the DeviceClass of the k-th spare pools of the driver
+// whose own class is class (k >= 1); slot 0 is class itself.
+func SlotClass(class string, k int) string {
+	if k == 0 {
+		return class
+	}
+	return class + "-slot-" + strconv.Itoa(k)
+}
+
 // Namespace is where the bundled driver is installed; a feature group's
 // instance goes to Namespace-<layout>.
 const Namespace = "dra-testdriver"

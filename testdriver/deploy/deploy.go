@@ -40,6 +40,11 @@ type Options struct {
 	// Devices how many plain devices.
 	Layout  contract.Layout
 	Devices int
+	// Slots is how many spare pools of Devices devices the plain layout
+	// publishes on each node beside the node's own, each with a class of
+	// its own (SlotClassObjects); DeviceClass then selects the own pool's
+	// only. The suite's own driver has contract.Slots, a feature driver none.
+	Slots int
 	// Taints are added on top of the layout's (the driver's --taint).
 	Taints contract.AddedTaints
 	// DeviceClass is the class the suite's claims use.
@@ -133,8 +138,9 @@ func (o Options) Defaults() Options {
 	return o
 }
 
-// Published is how many devices the driver publishes on each node.
-func (o Options) Published() int { return o.Layout.Published(o.Devices) }
+// Published is how many devices the driver publishes on each node, its
+// spare pools' included.
+func (o Options) Published() int { return o.Layout.Published(o.Devices) * (1 + o.Slots) }
 
 // Objects renders the embedded manifests into typed objects.
 func Objects(o Options) ([]any, error) {
@@ -183,14 +189,38 @@ func ResourceVersion(client kubernetes.Interface) (string, error) {
 	return "", fmt.Errorf("the cluster does not serve resource.k8s.io (Dynamic Resource Allocation is off)")
 }
 
-// DeviceClassObject is the class selecting every device of the driver.
+// DeviceClassObject is the class selecting every device of the driver, of
+// its own pools (slot 0) where it has spare ones.
 func DeviceClassObject(o Options, version string) *unstructured.Unstructured {
+	return classObject(o.DeviceClass, slotSelector(o, 0), version)
+}
+
+// SlotClassObjects are the classes of the driver's spare pools, slot 1 to
+// Slots (contract.SlotClass).
+func SlotClassObjects(o Options, version string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for k := 1; k <= o.Slots; k++ {
+		out = append(out, classObject(contract.SlotClass(o.DeviceClass, k), slotSelector(o, k), version))
+	}
+	return out
+}
+
+// slotSelector is the CEL expression of the driver's devices of slot k.
+func slotSelector(o Options, k int) string {
+	expr := fmt.Sprintf("device.driver == %q", o.DriverName)
+	if o.Slots > 0 {
+		expr += fmt.Sprintf(" && device.attributes[%q].%s == %d", o.DriverName, contract.SlotAttribute, k)
+	}
+	return expr
+}
+
+func classObject(name, expression, version string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "resource.k8s.io/" + version,
 		"kind":       "DeviceClass",
-		"metadata":   map[string]any{"name": o.DeviceClass},
+		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{"selectors": []any{map[string]any{"cel": map[string]any{
-			"expression": fmt.Sprintf("device.driver == %q", o.DriverName)}}}},
+			"expression": expression}}}},
 	}}
 }
 
@@ -211,8 +241,10 @@ func Install(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inter
 		}
 	}
 	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "deviceclasses"}
-	if _, err := dyn.Resource(gvr).Create(ctx, DeviceClassObject(o, version), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("DeviceClass: %w", err)
+	for _, class := range append([]*unstructured.Unstructured{DeviceClassObject(o, version)}, SlotClassObjects(o, version)...) {
+		if _, err := dyn.Resource(gvr).Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("DeviceClass %s: %w", class.GetName(), err)
+		}
 	}
 	return WaitPublished(ctx, client, dyn, o, version, 3*time.Minute)
 }
@@ -298,8 +330,10 @@ func Uninstall(ctx context.Context, client kubernetes.Interface, dyn dynamic.Int
 	version, verr := ResourceVersion(client)
 	if verr == nil {
 		gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: "deviceclasses"}
-		if err := dyn.Resource(gvr).Delete(ctx, o.DeviceClass, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err.Error())
+		for k := 0; k <= o.Slots; k++ {
+			if err := dyn.Resource(gvr).Delete(ctx, contract.SlotClass(o.DeviceClass, k), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err.Error())
+			}
 		}
 	}
 	name := o.Namespace + "-testdriver"

@@ -2,13 +2,14 @@ package deploy
 
 import (
 	"slices"
-
-	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
+	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 func TestObjectsCarryImageDriverAndNodeName(t *testing.T) {
@@ -132,5 +133,47 @@ func TestTheDriversNamespaceSaysWhichRunInstalledItAndWhetherToKeepIt(t *testing
 	}
 	if Existing(nil, false) != NotThere {
 		t.Error("nothing there")
+	}
+}
+
+// With spare pools the suite's own class keeps to slot 0 and each spare
+// pool's class to its slot, so no two classes share a device; the driver
+// is told how many, and every node's count includes them.
+func TestSparePoolsHaveClassesOfTheirOwn(t *testing.T) {
+	o := Options{Slots: 2}.Defaults()
+	expr := func(dc map[string]any) any {
+		return dc["spec"].(map[string]any)["selectors"].([]any)[0].(map[string]any)["cel"].(map[string]any)["expression"]
+	}
+	attr := `device.attributes["` + contract.DriverName + `"].slot`
+	if got := expr(DeviceClassObject(o, "v1").Object); got != `device.driver == "`+contract.DriverName+`" && `+attr+` == 0` {
+		t.Fatal(got)
+	}
+	classes := SlotClassObjects(o, "v1")
+	if len(classes) != 2 {
+		t.Fatalf("%d slot classes", len(classes))
+	}
+	for i, dc := range classes {
+		k := i + 1
+		if name := dc.GetName(); name != contract.SlotClass(contract.DriverName, k) {
+			t.Errorf("class %d is named %s", k, name)
+		}
+		if got := expr(dc.Object); got != `device.driver == "`+contract.DriverName+`" && `+attr+` == `+strconv.Itoa(k) {
+			t.Errorf("class %d selects %s", k, got)
+		}
+	}
+	if SlotClassObjects(Options{}.Defaults(), "v1") != nil {
+		t.Error("a driver without spare pools has no slot classes")
+	}
+	if o.Published() != 3*contract.PlainDevices {
+		t.Errorf("published per node: %d", o.Published())
+	}
+	objs, err := Objects(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		if ds, ok := obj.(*appsv1.DaemonSet); ok && !slices.Contains(ds.Spec.Template.Spec.Containers[0].Command, "--slots=2") {
+			t.Errorf("the driver is not told its slots: %v", ds.Spec.Template.Spec.Containers[0].Command)
+		}
 	}
 }

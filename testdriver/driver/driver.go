@@ -66,6 +66,9 @@ type Driver struct {
 	Name     string
 	NodeName string
 	Devices  int
+	// Slots is how many spare pools of Devices plain devices the node
+	// publishes beside its own (contract.SlotAttribute); none unless set.
+	Slots int
 	// Layout is what the node publishes; plain unless set.
 	Layout contract.Layout
 	// Taints are added on top of the layout's (--taint).
@@ -80,28 +83,50 @@ type Driver struct {
 
 // Resources is what the node publishes: one pool named after the node, with
 // the devices of the driver's layout, each with an "index" attribute specs
-// select on.
+// select on, and with Slots the plain layout's spare pools.
 func (d *Driver) Resources() resourceslice.DriverResources {
-	var slices []resourceslice.Slice
+	pools := map[string]resourceslice.Pool{}
 	switch d.Layout {
 	case contract.LayoutPartitionable:
-		slices = partitionable()
+		pools[d.NodeName] = resourceslice.Pool{Slices: partitionable()}
 	case contract.LayoutTainted:
-		slices = []resourceslice.Slice{{Devices: tainted()}}
+		pools[d.NodeName] = resourceslice.Pool{Slices: []resourceslice.Slice{{Devices: tainted()}}}
 	case contract.LayoutShared:
-		slices = []resourceslice.Slice{{Devices: []resourceapi.Device{shared()}}}
+		pools[d.NodeName] = resourceslice.Pool{Slices: []resourceslice.Slice{{Devices: []resourceapi.Device{shared()}}}}
 	default:
-		slices = []resourceslice.Slice{{Devices: plain(d.Devices)}}
+		pools[d.NodeName] = resourceslice.Pool{Slices: []resourceslice.Slice{{Devices: plain(d.Devices)}}}
+		if d.Slots > 0 {
+			d.addSlots(pools)
+		}
 	}
-	for _, sl := range slices {
-		for i := range sl.Devices {
-			if effect, ok := d.Taints[sl.Devices[i].Name]; ok {
-				sl.Devices[i].Taints = append(sl.Devices[i].Taints, resourceapi.DeviceTaint{
-					Key: contract.TaintKey, Value: contract.TaintValue, Effect: resourceapi.DeviceTaintEffect(effect)})
+	for _, pool := range pools {
+		for _, sl := range pool.Slices {
+			for i := range sl.Devices {
+				if effect, ok := d.Taints[sl.Devices[i].Name]; ok {
+					sl.Devices[i].Taints = append(sl.Devices[i].Taints, resourceapi.DeviceTaint{
+						Key: contract.TaintKey, Value: contract.TaintValue, Effect: resourceapi.DeviceTaintEffect(effect)})
+				}
 			}
 		}
 	}
-	return resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{d.NodeName: {Slices: slices}}}
+	return resourceslice.DriverResources{Pools: pools}
+}
+
+// addSlots gives the plain layout its spare pools: Slots more pools of
+// Devices devices, named as the node's own, and every device, the own
+// pool's too, its pool's slot number (contract.SlotAttribute). The suite's
+// own class then selects slot 0, and each spare pool has a class of its own.
+func (d *Driver) addSlots(pools map[string]resourceslice.Pool) {
+	for k := 0; k <= d.Slots; k++ {
+		devices := pools[d.NodeName].Slices[0].Devices
+		if k > 0 {
+			devices = plain(d.Devices)
+			pools[contract.SlotPool(d.NodeName, k)] = resourceslice.Pool{Slices: []resourceslice.Slice{{Devices: devices}}}
+		}
+		for i := range devices {
+			devices[i].Attributes[contract.SlotAttribute] = resourceapi.DeviceAttribute{IntValue: ptr.To(int64(k))}
+		}
+	}
 }
 
 func device(name string, index int, memory string) resourceapi.Device {

@@ -290,3 +290,38 @@ func TestSharesOfADeviceAreNotExclusive(t *testing.T) {
 		t.Error("a second ordinary claim on a whole device must still be refused")
 	}
 }
+
+// Spare pools: each a copy of the node's own devices under a pool of its
+// own, every device (the own pool's too) carrying its pool's slot, so that
+// the suite's classes split them without overlap; without Slots no device
+// has the attribute, as before.
+func TestSlotsAreSparePoolsEachWithItsSlotNumber(t *testing.T) {
+	d := newDriver(t)
+	if dev := d.Resources().Pools["node-1"].Slices[0].Devices[0]; dev.Attributes[contract.SlotAttribute] != (resourceapi.DeviceAttribute{}) {
+		t.Fatalf("without slots the own pool's devices have no %s attribute: %+v", contract.SlotAttribute, dev.Attributes)
+	}
+	d.Slots = 2
+	pools := d.Resources().Pools
+	if len(pools) != 3 {
+		t.Fatalf("want the own pool and two spare ones, got %d: %+v", len(pools), pools)
+	}
+	for k, name := range []string{"node-1", "node-1-slot-1", "node-1-slot-2"} {
+		pool, ok := pools[name]
+		if !ok || len(pool.Slices) != 1 || len(pool.Slices[0].Devices) != d.Devices {
+			t.Fatalf("pool %s: %+v", name, pool)
+		}
+		for i, dev := range pool.Slices[0].Devices {
+			if dev.Name != contract.DeviceName(i) {
+				t.Errorf("pool %s device %d is %s", name, i, dev.Name)
+			}
+			if got := dev.Attributes[contract.SlotAttribute].IntValue; got == nil || *got != int64(k) {
+				t.Errorf("pool %s device %s: slot %v, want %d", name, dev.Name, got, k)
+			}
+		}
+	}
+	// The pools must not share device structs: an attribute set on one
+	// would show in the other.
+	if &pools["node-1"].Slices[0].Devices[0] == &pools["node-1-slot-1"].Slices[0].Devices[0] {
+		t.Fatal("spare pools share their devices")
+	}
+}

@@ -32,6 +32,7 @@ func main() {
 	klog.InitFlags(nil)
 	name := flag.String("driver-name", contract.DriverName, "DRA driver name (also the CDI vendor)")
 	devices := flag.Int("devices", contract.PlainDevices, "devices published per node (layout plain)")
+	slots := flag.Int("slots", 0, "spare pools of --devices devices published per node beside the node's own (layout plain), each with its slot number in the \""+contract.SlotAttribute+"\" attribute")
 	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices), partitionable (a whole device and two halves on one counter set), tainted (a device tainted NoSchedule, one NoExecute) or shared (one device that allows multiple allocations, with a consumable capacity)")
 	taintFlag := flag.String("taint", "", "taints added on top of the layout's, with the suite's taint key: device=NoSchedule|NoExecute[,...]")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where CDI specs are written")
@@ -47,13 +48,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testdriver:", err)
 		os.Exit(2)
 	}
-	if err := run(*name, *nodeName, *cdiDir, *devices, layout, taints); err != nil {
+	if *slots > 0 && layout != contract.LayoutPlain {
+		fmt.Fprintf(os.Stderr, "testdriver: --slots is for the plain layout, not %s\n", layout)
+		os.Exit(2)
+	}
+	if err := run(*name, *nodeName, *cdiDir, *devices, *slots, layout, taints); err != nil {
 		klog.ErrorS(err, "testdriver stopped")
 		os.Exit(1)
 	}
 }
 
-func run(name, nodeName, cdiDir string, devices int, layout contract.Layout, taints contract.AddedTaints) error {
+func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layout, taints contract.AddedTaints) error {
 	if nodeName == "" {
 		return fmt.Errorf("no node name: set --node-name or NODE_NAME")
 	}
@@ -80,7 +85,7 @@ func run(name, nodeName, cdiDir string, devices int, layout contract.Layout, tai
 	if err != nil {
 		return err
 	}
-	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Layout: layout, Taints: taints,
+	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Slots: slots, Layout: layout, Taints: taints,
 		CDI: cdi.Writer{Dir: cdiDir, Vendor: name}, State: checkpoint, Cancel: cancel}
 	// Both DRA gRPC services are served (the helper's default): 1.33 kubelets
 	// call v1beta1, 1.34+ call v1.
@@ -106,7 +111,7 @@ func run(name, nodeName, cdiDir string, devices int, layout contract.Layout, tai
 			return len(list.Items), nil
 		},
 	}
-	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "layout", layout, "devices", layout.Published(devices), "preparedClaims", len(checkpoint.UIDs()))
+	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "layout", layout, "devices", layout.Published(devices), "slots", slots, "preparedClaims", len(checkpoint.UIDs()))
 	if err := keeper.Run(ctx); err != nil {
 		return err
 	}
