@@ -26,17 +26,36 @@ var corePromises = []allocationPromise{
 	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
 }
 
-// Serial: these specs aim at particular devices, or at every device of a node;
-// ordinary claims of specs running alongside would take those devices.
-var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), framework.WithSerial(), func() {
+// Each promise needs every device of a node to itself (it holds them all,
+// or aims at one it must know is held), so ordinary claims of specs running
+// alongside would take devices from under it. With the bundled driver each
+// promise has a spare pool of its own on every node (contract.Slots, its
+// class contract.SlotClass) and runs beside the other specs: "every device
+// of the node" is every device of that pool. A driver of the user's own has
+// one set of devices, which the promises share one at a time (Serial).
+var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), func() {
 	f := newAnyDriverFramework("allocation")
-
-	for _, p := range corePromises {
-		ginkgo.It(p.text, p.labels, func(ctx context.Context) {
-			kep(p.kep)
-			p.run(ctx, f)
-		})
+	if plan == nil {
+		return // Main refused the flags already
 	}
+	if plan.Driver == "" {
+		for i, p := range corePromises {
+			ginkgo.It(p.text, p.labels, func(ctx context.Context) {
+				kep(p.kep)
+				inSlot(i + 1)
+				p.run(ctx, f)
+			})
+		}
+		return
+	}
+	framework.Context("on the devices of a driver of the user's own", framework.WithSerial(), func() {
+		for _, p := range corePromises {
+			ginkgo.It(p.text, p.labels, func(ctx context.Context) {
+				kep(p.kep)
+				p.run(ctx, f)
+			})
+		}
+	})
 })
 
 // The core promises' bodies; corePromises gives each its sentence.

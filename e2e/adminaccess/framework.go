@@ -92,7 +92,7 @@ func newAnyDriverFramework(name string) *framework.Framework {
 
 func newBuilder(f *framework.Framework) *builder.Builder {
 	b := &builder.Builder{
-		Namespace: f.Namespace.Name, Class: env.Driver.DeviceClass, DriverName: env.Driver.DriverName,
+		Namespace: f.Namespace.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
 		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA,
 	}
 	if env.Vendor != nil {

@@ -149,7 +149,7 @@ func nodeDevices(node string) []string {
 	var out []string
 	if env.Vendor == nil {
 		for i := 0; i < env.Driver.Devices; i++ {
-			out = append(out, poolDevice(node, contract.DeviceName(i)))
+			out = append(out, poolDevice(contract.SlotPool(node, specSlot), contract.DeviceName(i)))
 		}
 		return out
 	}

@@ -29,7 +29,9 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 	}
 	// Off the control plane on a cluster the suite did not create (see
 	// deploy.Options.WorkersOnly).
-	sh.Driver = deploy.Options{Image: built.Tag, WorkersOnly: !sh.Owned}.Defaults()
+	// With spare pools, for the specs that need every device of a node to
+	// themselves (contract.Slots).
+	sh.Driver = deploy.Options{Image: built.Tag, WorkersOnly: !sh.Owned, Slots: contract.Slots}.Defaults()
 	if c != nil {
 		if sh.Driver.APIServerHost, sh.Driver.APIServerPort, err = c.APIServerAddress(); err != nil {
 			return sh, err
@@ -48,7 +50,7 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 	if sh.Driver.WorkersOnly {
 		where = "every node but the control plane's"
 	}
-	fmt.Fprintf(progress, "testdriver: %d devices published on %s in %s\n", sh.Driver.Devices, where, time.Since(t).Round(100*time.Millisecond))
+	fmt.Fprintf(progress, "testdriver: %d devices and %d spare pools of as many published on %s in %s\n", sh.Driver.Devices, sh.Driver.Slots, where, time.Since(t).Round(100*time.Millisecond))
 	sh.Timeline = append(sh.Timeline, timeline.Since(timeline.KindSetup, "test driver install (devices published)", t))
 	return sh, nil
 }
