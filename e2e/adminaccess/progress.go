@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
@@ -19,6 +21,21 @@ import (
 
 // specsToRun is what this run will execute (after label filters and focus).
 var specsToRun int
+
+// upgradeWillRun says the upgrade spec is among them (its release bits are
+// then taken out ahead, see releaseBits).
+var upgradeWillRun bool
+
+// willRun says whether a spec with the label is among those the preview
+// says will run.
+func willRun(preview ginkgo.Report, label string) bool {
+	for _, s := range preview.SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending && slices.Contains(s.Labels(), label) {
+			return true
+		}
+	}
+	return false
+}
 
 func progressFile() string { return filepath.Join(cfg.Artifacts, ".progress") }
 

@@ -163,7 +163,9 @@ func Main(m *testing.M) {
 	// After the framework's own defaults, which this replaces (see poll).
 	gomega.SetDefaultEventuallyPollingInterval(poll)
 	gomega.SetDefaultConsistentlyPollingInterval(poll)
-	specsToRun = ginkgo.PreviewSpecs("count").PreRunStats.SpecsThatWillRun
+	preview := ginkgo.PreviewSpecs("count")
+	specsToRun = preview.PreRunStats.SpecsThatWillRun
+	upgradeWillRun = willRun(preview, "upgrade")
 	os.Exit(m.Run())
 }
 
@@ -190,6 +192,9 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 		// Each restart's steps go with the spec that moved the cluster.
 		env.Cluster.Progress = ginkgo.GinkgoWriter
 	}
+	// The release bits of the upgrade spec are taken out while the specs
+	// before it run.
+	releaseBits.begin()
 	// The framework fell back to a default host while no kubeconfig was known
 	// at flag time; the cluster's kubeconfig is the only source from here on.
 	framework.TestContext.KubeConfig = sh.KubeconfigPath

@@ -3,7 +3,6 @@ package adminaccess
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -44,16 +43,9 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
 		from := env.Rel
 		require(ctx, release.NeedReleaseSwitching, nil)
-		to, _ := from.Next()
-		bitsDir := filepath.Join(cfg.OutputDir, "release-bits")
-		upImage, err := nodesource.Inspect(ctx, env.UpgradeNodeImage, to)
+		up, down, err := releaseBits.wait(ctx)
 		framework.ExpectNoError(err)
-		up, err := nodesource.ExtractReleaseBits(ctx, upImage, filepath.Join(bitsDir, to.Minor))
-		framework.ExpectNoError(err)
-		downImage, err := nodesource.Inspect(ctx, env.NodeImage, from)
-		framework.ExpectNoError(err)
-		down, err := nodesource.ExtractReleaseBits(ctx, downImage, filepath.Join(bitsDir, from.Minor))
-		framework.ExpectNoError(err)
+		to := up.Release
 
 		renamed := from.AdminLabel != to.AdminLabel
 		b := newBuilder(f)
