@@ -23,23 +23,68 @@ import (
 // kube-scheduler's structured allocator is three implementations, each with
 // its own copy of the admin-access code, and the DRA gates kube-scheduler
 // runs with pick one (release.Release.AllocatorFor). The allocation group
-// checks the core promises with the release's defaults; this group moves
-// kube-scheduler to each other feature set the release table lists
+// checks the core promises with the release's defaults; this group checks
+// them again under each other feature set the release table lists
 // (release.Release.FeatureMoves: one per implementation it can use for admin
-// access) and checks them again, and the partitionable promises where the
-// release has that feature, then moves it back. Each spec also reads
-// kube-scheduler's log: while moved it logs its allocator's files at level
-// 5, and every allocation the spec caused must come from the implementation
-// the table names, so the verdict says what ran, not what should have.
+// access), and the partitionable promises where the release has that
+// feature. Each spec also reads the log of the kube-scheduler that
+// allocated: it logs its allocator's files at level 5, and every allocation
+// the spec caused must come from the implementation the table names, so the
+// verdict says what ran, not what should have.
+//
+// With the bundled driver the core promises run beside the other specs,
+// each in a spare pool of its own and under a kube-scheduler of its own
+// feature set (allocatorScheduler), so the cluster's kube-scheduler keeps
+// the defaults for everything else; the feature groups' promises share
+// their groups' driver instances and run Serial, with the cluster's
+// kube-scheduler moved to the set and back. With a driver of the user's own
+// (one set of devices) or a cluster made with another feature set, the
+// whole group runs Serial as that.
 //
 // The groups are built from the release given on the command line (the
 // release table is known before the tree is); 1.33 has one implementation
 // and no group.
-var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), framework.WithSerial(), func() {
+var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), func() {
 	if plan == nil {
 		return // Main refused the flags already
 	}
 	rel := plan.Rel
+	if plan.Driver != "" || rel.FeatureSetName != "" {
+		framework.Context("on the cluster's kube-scheduler", framework.WithSerial(), func() { allocatorsMoved(rel) })
+		return
+	}
+	if len(rel.FeatureSets()) == 1 {
+		noOtherAllocator()
+	}
+	for n, s := range allocatorSchedulers(rel) {
+		ginkgo.Context(fmt.Sprintf("the %s allocator (%s, a kube-scheduler of its own)", s.allocator, s.set.Name), func() {
+			f := newFramework("alloc-" + s.allocator)
+			for i, p := range corePromises {
+				// The allocation group has slots 1 to len(corePromises).
+				slot := len(corePromises)*(n+1) + i + 1
+				ginkgo.It(p.text, func(ctx context.Context) {
+					kep("the core allocation promises hold under every allocator implementation the release can use")
+					requireNodeAccess(ctx)
+					underScheduler(ctx, s)
+					inSlot(slot)
+					since := metav1.Now()
+					p.run(ctx, f)
+					expectAllocatedBy(ctx, s.allocator, since)
+				})
+			}
+		})
+		framework.Context(fmt.Sprintf("the %s allocator (%s), feature promises", s.allocator, s.set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, framework.WithSerial(), func() {
+			f := newFramework("alloc-" + s.allocator)
+			withFeatureSet(f, s.set, s.allocator)
+			featurePromisesUnder(f, s.allocator, s.set)
+		})
+	}
+})
+
+// allocatorsMoved is the group on the cluster's kube-scheduler, one spec
+// at a time: moved to each other feature set, or, on a cluster made with a
+// feature set of its own, as it is.
+func allocatorsMoved(rel release.Release) {
 	if rel.FeatureSetName != "" {
 		// A cluster made with another feature set (FEATURES) runs every
 		// spec under the implementation that set selects; this group then
@@ -60,11 +105,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 		return
 	}
 	if len(rel.FeatureSets()) == 1 {
-		ginkgo.It("has no other allocator implementation to check", func(ctx context.Context) {
-			kep("the core allocation promises hold under every allocator implementation the release can use")
-			require(ctx, release.NeedOtherAllocators, nil)
-			framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", env.Rel.Minor)
-		})
+		noOtherAllocator()
 	}
 	for _, set := range rel.FeatureSets()[1:] {
 		allocator, err := rel.AllocatorFor(set)
@@ -77,7 +118,17 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 			allocatorPromises(f, allocator, set)
 		})
 	}
-})
+}
+
+// noOtherAllocator is the group's one spec where the release has a single
+// implementation: the release table must declare that.
+func noOtherAllocator() {
+	ginkgo.It("has no other allocator implementation to check", func(ctx context.Context) {
+		kep("the core allocation promises hold under every allocator implementation the release can use")
+		require(ctx, release.NeedOtherAllocators, nil)
+		framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", env.Rel.Minor)
+	})
+}
 
 // allocatorPromises are the group's specs under one implementation: the
 // core promises, each checked against kube-scheduler's log for the
@@ -100,6 +151,12 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 			expectAllocatedBy(ctx, allocator, since)
 		})
 	}
+	featurePromisesUnder(f, allocator, set)
+}
+
+// featurePromisesUnder registers the feature groups' promises under one
+// implementation, on the cluster's kube-scheduler.
+func featurePromisesUnder(f *framework.Framework, allocator string, set release.FeatureSet) {
 	// upstream's #140729 is in each implementation's own copy of the
 	// counter check, so each shows it (or not) itself; so is its capacity
 	// check. The consumable-capacity need is the cluster's; a move that
@@ -165,14 +222,14 @@ func moveScheduler(ctx context.Context, set release.FeatureSet) {
 	framework.Logf("kube-scheduler runs DRA feature set %s (allocator %s) after %s", set, env.Allocator(), took.Round(time.Millisecond))
 }
 
-// expectAllocatedBy checks kube-scheduler's log since the spec started:
-// every allocation it began comes from the implementation allocator, and
-// there was at least one.
+// expectAllocatedBy checks the log of the kube-scheduler that allocated
+// since the spec started: every allocation it began comes from the
+// implementation allocator, and there was at least one.
 func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time) {
 	ginkgo.GinkgoHelper()
 	raw := schedulerLog(ctx, since)
-	seen := observe.AllocatorsInLog(string(raw))
+	seen := observe.AllocatorsInLog(raw)
 	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
 		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
-		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(string(raw), "\n"), "\n"), 5), "\n"))
+		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(raw, "\n"), "\n"), 5), "\n"))
 }

@@ -1,9 +1,13 @@
 package adminaccess
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/run"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // Every suite flag the variables' table names lands in the suite's
@@ -17,5 +21,41 @@ func TestEveryVariablesSuiteFlagIsRead(t *testing.T) {
 		if v.Switch && v.Suite != "" && v.Suite != "keep-cluster" {
 			t.Errorf("%s: --%s is a switch the suite does not read", v.Name, v.Suite)
 		}
+	}
+}
+
+// Every spec that runs in a spare pool of the bundled driver has one of its
+// own: the allocation group's core promises and the allocators group's,
+// once per other implementation, on every release the table knows.
+func TestTheDriverHasASparePoolForEveryPooledSpec(t *testing.T) {
+	for _, minor := range release.Minors() {
+		rel, err := release.Get(minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if need := len(corePromises) * (1 + len(allocatorSchedulers(rel))); need > contract.Slots {
+			t.Errorf("Kubernetes %s: %d specs run in spare pools, the driver publishes %d", minor, need, contract.Slots)
+		}
+	}
+}
+
+// An allocator scheduler runs the cluster's kube-scheduler's command with
+// the feature set's gates moved as a move of the cluster's would, its own
+// configuration, and none of the flags only the static pod can use.
+func TestAnAllocatorSchedulerRunsTheClustersCommandWithItsSet(t *testing.T) {
+	s := allocatorScheduler{allocator: "experimental", set: release.FeatureSet{SchedulerGates: map[string]bool{"DRAConsumableCapacity": true}}}
+	got, err := s.command([]string{"kube-scheduler", "--authentication-kubeconfig=/etc/kubernetes/scheduler.conf", "--bind-address=127.0.0.1",
+		"--feature-gates=DRAAdminAccess=true,DRADeviceTaints=false", "--kubeconfig=/etc/kubernetes/scheduler.conf", "--leader-elect=true", "--v=2", "--vmodule=x=1"},
+		[]string{"DRAConsumableCapacity", "DRADeviceTaints"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kube-scheduler", "--v=2", "--config=" + schedulerConfigDir + "/config.yaml", "--vmodule=" + release.AllocatorVModule,
+		"--feature-gates=DRAAdminAccess=true,DRAConsumableCapacity=true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("command\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(s.schedulerConfig(), "schedulerName: adminaccess-scheduler-experimental") || !strings.Contains(s.schedulerConfig(), "leaderElect: false") {
+		t.Errorf("configuration:\n%s", s.schedulerConfig())
 	}
 }

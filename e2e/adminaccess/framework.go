@@ -93,7 +93,7 @@ func newAnyDriverFramework(name string) *framework.Framework {
 func newBuilder(f *framework.Framework) *builder.Builder {
 	b := &builder.Builder{
 		Namespace: f.Namespace.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
-		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA,
+		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA, SchedulerName: specScheduler,
 	}
 	if env.Vendor != nil {
 		b.Command, b.AnyTaint = env.Vendor.WorkloadCommand, true

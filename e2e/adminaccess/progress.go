@@ -22,9 +22,8 @@ import (
 // specsToRun is what this run will execute (after label filters and focus).
 var specsToRun int
 
-// upgradeWillRun says the upgrade spec is among them (its release bits are
-// then taken out ahead, see releaseBits).
-var upgradeWillRun bool
+// suitePreview is Ginkgo's preview of the run: which specs will run.
+var suitePreview ginkgo.Report
 
 // willRun says whether a spec with the label is among those the preview
 // says will run.

@@ -31,7 +31,7 @@ type bitsAhead struct {
 // image given and release switching not a declared skip. Its bound is the
 // spec's own: it ends with the run.
 func (a *bitsAhead) begin() {
-	if !upgradeWillRun || ginkgo.GinkgoParallelProcess() != 1 || env.UpgradeNodeImage == "" || env.Cluster == nil {
+	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || env.UpgradeNodeImage == "" || env.Cluster == nil {
 		return
 	}
 	if _, declared := env.Rel.DeclaredSkip(release.NeedReleaseSwitching, env.Mode()); declared {

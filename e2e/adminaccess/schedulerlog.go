@@ -14,10 +14,17 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 )
 
-// schedulerLog is kube-scheduler's log since then, read through the API
-// (its static pod's mirror in kube-system).
+// schedulerLog is the log since then of the kube-scheduler that schedules
+// the running spec's pods, read through the API: the cluster's (its static
+// pod's mirror in kube-system), or the allocator scheduler the spec runs
+// under (specScheduler).
 func schedulerLog(ctx context.Context, since metav1.Time) string {
 	ginkgo.GinkgoHelper()
+	if specScheduler != "" {
+		raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(specScheduler, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+		framework.ExpectNoError(err, "reading %s's log", specScheduler)
+		return string(raw)
+	}
 	pods, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
 	framework.ExpectNoError(err, "listing kube-scheduler's pod")
 	gomega.Expect(pods.Items).To(gomega.HaveLen(1), "kube-scheduler's pods in kube-system (component=kube-scheduler)")

@@ -163,9 +163,8 @@ func Main(m *testing.M) {
 	// After the framework's own defaults, which this replaces (see poll).
 	gomega.SetDefaultEventuallyPollingInterval(poll)
 	gomega.SetDefaultConsistentlyPollingInterval(poll)
-	preview := ginkgo.PreviewSpecs("count")
-	specsToRun = preview.PreRunStats.SpecsThatWillRun
-	upgradeWillRun = willRun(preview, "upgrade")
+	suitePreview = ginkgo.PreviewSpecs("count")
+	specsToRun = suitePreview.PreRunStats.SpecsThatWillRun
 	os.Exit(m.Run())
 }
 
@@ -195,6 +194,8 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	// The release bits of the upgrade spec are taken out while the specs
 	// before it run.
 	releaseBits.begin()
+	// The allocators group's kube-schedulers start while the first specs run.
+	startAllocatorSchedulers(ctx)
 	// The framework fell back to a default host while no kubeconfig was known
 	// at flag time; the cluster's kubeconfig is the only source from here on.
 	framework.TestContext.KubeConfig = sh.KubeconfigPath
@@ -283,6 +284,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
 	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))
 	saveClusterRecord(ctx, filepath.Join(cfg.Artifacts, "cluster"))
+	stopAllocatorSchedulers(ctx, filepath.Join(cfg.Artifacts, "cluster"))
 	// Any process's failure leaves the marker; then the cluster's logs are kept too.
 	_, err := os.Stat(failureMarker())
 	failed := err == nil

@@ -40,6 +40,9 @@ type Builder struct {
 	AnyTaint bool
 	Client   kubernetes.Interface
 	DRA      *draclient.Client
+	// SchedulerName, where set, is the scheduler of every pod the builder
+	// makes (empty: the cluster's default-scheduler).
+	SchedulerName string
 	// Prefix starts every name the builder makes, so that two builders can
 	// share a namespace (a feature driver's beside the suite's).
 	Prefix string
@@ -247,6 +250,7 @@ func (b *Builder) command() []string {
 func (b *Builder) PodSpec(claims ...PodClaim) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(1)),
+		SchedulerName:                 b.SchedulerName,
 		Containers: []corev1.Container{{
 			Name: WorkloadContainer, Image: b.Image, Command: b.command(),
 			ImagePullPolicy: corev1.PullIfNotPresent,

@@ -93,9 +93,11 @@ const PlainDevices = 4
 const SlotAttribute = "slot"
 
 // Slots is how many spare pools the bundled driver publishes on each node
-// beside its own: one for each core allocation promise (the allocation
-// group), which runs beside the other specs.
-const Slots = 5
+// beside its own: one for each core allocation promise (five) in the
+// allocation group and again under each of at most two other allocator
+// implementations (the allocators group), all of which run beside the
+// other specs. The suite's unit tests keep it enough for every release.
+const Slots = 15
 
 // SlotPool names a node's k-th spare pool (k >= 1); its own pool is named
 // after the node.

@@ -1,0 +1,308 @@
+package adminaccess
+
+// A kube-scheduler per other allocator implementation, beside the
+// cluster's own: the allocators group's core promises run under it in the
+// parallel part of the run, where moving the cluster's kube-scheduler to
+// another feature set would change the allocator of every spec running
+// beside them (and so had to wait for the Serial part, alone).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/kubernetes/test/e2e/framework"
+	"k8s.io/utils/ptr"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
+)
+
+// allocatorScheduler is a kube-scheduler of the cluster's own binary and
+// flags, with one of the release's other feature sets (release.FeatureSets)
+// and a scheduler name of its own: only pods that name it are its, so the
+// cluster's kube-scheduler keeps the release's defaults for every other
+// spec. It runs as a pod in kube-system on the control-plane node, from the
+// image the node already has (its static kube-scheduler's), as a
+// ServiceAccount bound to the roles kube-scheduler has, without leader
+// election (there is one of it).
+type allocatorScheduler struct {
+	set       release.FeatureSet
+	allocator string
+}
+
+// schedulerSystemNamespace is where the allocator schedulers run.
+const schedulerSystemNamespace = "kube-system"
+
+// name is its scheduler name, and the name of each object it is made of.
+func (s allocatorScheduler) name() string { return "adminaccess-scheduler-" + s.allocator }
+
+// allocatorSchedulers are the release's other feature sets, one scheduler
+// each (none where the cluster was made with a feature set of its own: the
+// group then checks the cluster's kube-scheduler as it is).
+func allocatorSchedulers(rel release.Release) []allocatorScheduler {
+	if rel.FeatureSetName != "" {
+		return nil
+	}
+	var out []allocatorScheduler
+	for _, set := range rel.FeatureSets()[1:] {
+		allocator, err := rel.AllocatorFor(set)
+		if err != nil {
+			panic(fmt.Sprintf("release table: %v", err)) // a unit test keeps every set resolvable
+		}
+		out = append(out, allocatorScheduler{set: set, allocator: allocator})
+	}
+	return out
+}
+
+// startAllocatorSchedulers starts every allocator scheduler of the run, on
+// process 1 and where the suite may look inside the nodes (the image and
+// the flags are the cluster's own kube-scheduler's); the specs that use one
+// wait until it is ready (awaitReady).
+func startAllocatorSchedulers(ctx context.Context) {
+	ginkgo.GinkgoHelper()
+	if ginkgo.GinkgoParallelProcess() != 1 || !nodesReachable() || !willRun(suitePreview, "allocators") {
+		return
+	}
+	for _, s := range allocatorSchedulers(env.Rel) {
+		framework.ExpectNoError(s.start(ctx), "starting kube-scheduler %s (%s)", s.name(), s.set.Name)
+	}
+}
+
+// stopAllocatorSchedulers saves each allocator scheduler's log in the
+// artifacts and removes it, so a kept or given cluster is left as found.
+func stopAllocatorSchedulers(ctx context.Context, artifacts string) {
+	if ginkgo.GinkgoParallelProcess() != 1 || env.Cluster == nil {
+		return
+	}
+	for _, s := range allocatorSchedulers(env.Rel) {
+		if raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(s.name(), &corev1.PodLogOptions{}).DoRaw(ctx); err == nil {
+			os.MkdirAll(artifacts, 0o755)
+			os.WriteFile(filepath.Join(artifacts, s.name()+".log"), raw, 0o644)
+		}
+		if err := s.stop(ctx); err != nil {
+			framework.Logf("removing kube-scheduler %s: %v", s.name(), err)
+		}
+	}
+}
+
+// schedulerConfig is its KubeSchedulerConfiguration: one profile under its
+// own name, no leader election, the in-cluster client.
+func (s allocatorScheduler) schedulerConfig() string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: %s
+`, s.name())
+}
+
+// command is the cluster's kube-scheduler's, with the feature set's gates
+// moved as the cluster's would be (kindcluster's MoveSchedulerTo), the
+// allocator's files logged, and the configuration instead of the flags
+// that only a static pod on the node can use (its kubeconfig files, leader
+// election, its host port).
+func (s allocatorScheduler) command(cluster []string, movable []string) ([]string, error) {
+	if len(cluster) == 0 {
+		return nil, fmt.Errorf("kube-scheduler's pod has no command")
+	}
+	gates, err := nodeconfig.CommandGates(cluster)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range movable {
+		if _, named := s.set.SchedulerGates[g]; !named {
+			delete(gates, g)
+		}
+	}
+	for g, v := range s.set.SchedulerGates {
+		gates[g] = v
+	}
+	dropped := []string{"kubeconfig", "authentication-kubeconfig", "authorization-kubeconfig", "leader-elect", "bind-address", "secure-port", "config", "feature-gates", "vmodule"}
+	out := []string{cluster[0]}
+	for _, arg := range cluster[1:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if !slices.Contains(dropped, name) {
+			out = append(out, arg)
+		}
+	}
+	out = append(out, "--config="+schedulerConfigDir+"/config.yaml", "--vmodule="+release.AllocatorVModule)
+	if len(gates) > 0 {
+		out = append(out, "--feature-gates="+nodeconfig.FormatGates(gates))
+	}
+	return out, nil
+}
+
+const schedulerConfigDir = "/etc/adminaccess-scheduler"
+
+// start creates its ServiceAccount and role bindings, its configuration and
+// its pod; it does not wait.
+func (s allocatorScheduler) start(ctx context.Context) error {
+	c := env.Client
+	cluster, err := c.CoreV1().Pods(schedulerSystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	if err != nil {
+		return err
+	}
+	if len(cluster.Items) != 1 {
+		return fmt.Errorf("%d kube-scheduler pods in %s (component=kube-scheduler), want the cluster's one", len(cluster.Items), schedulerSystemNamespace)
+	}
+	own := cluster.Items[0].Spec.Containers[0]
+	command, err := s.command(own.Command, env.Rel.MovableGates())
+	if err != nil {
+		return err
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	node := cluster.Items[0].Spec.NodeName
+	for _, n := range nodes.Items {
+		if deploy.IsControlPlane(n) {
+			node = n.Name
+			break
+		}
+	}
+	name := s.name()
+	meta := metav1.ObjectMeta{Name: name, Namespace: schedulerSystemNamespace, Labels: map[string]string{"app.kubernetes.io/managed-by": deploy.ManagedBy}}
+	created := func(err error) error {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if err := created(func() error {
+		_, err := c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: schedulerSystemNamespace}}
+	// The roles the cluster's kube-scheduler has: its own and the volume
+	// scheduler's, and the reader of the authentication configuration its
+	// secure port needs.
+	for _, role := range []string{"system:kube-scheduler", "system:volume-scheduler"} {
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + strings.TrimPrefix(role, "system:"), Labels: meta.Labels},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}, Subjects: subject}
+		if err := created(func() error {
+			_, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			return err
+		}()); err != nil {
+			return err
+		}
+	}
+	reader := &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}, Subjects: subject}
+	if err := created(func() error {
+		_, err := c.RbacV1().RoleBindings(schedulerSystemNamespace).Create(ctx, reader, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return err
+	}
+	config := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"config.yaml": s.schedulerConfig()}}
+	if err := created(func() error {
+		_, err := c.CoreV1().ConfigMaps(schedulerSystemNamespace).Create(ctx, config, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return err
+	}
+	podMeta := meta
+	podMeta.Labels = map[string]string{"app.kubernetes.io/managed-by": deploy.ManagedBy, "component": name}
+	pod := &corev1.Pod{ObjectMeta: podMeta, Spec: corev1.PodSpec{
+		NodeName:           node,
+		ServiceAccountName: name,
+		Tolerations:        []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{
+			Name: "kube-scheduler", Image: own.Image, Command: command,
+			// The control-plane node has it: its own kube-scheduler runs it.
+			ImagePullPolicy: corev1.PullNever,
+			VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: schedulerConfigDir, ReadOnly: true}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/healthz", Port: intstr.FromInt32(10259), Scheme: corev1.URISchemeHTTPS}}, PeriodSeconds: 1},
+		}},
+		Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}},
+		TerminationGracePeriodSeconds: ptr.To(int64(1)),
+	}}
+	return created(func() error {
+		_, err := c.CoreV1().Pods(schedulerSystemNamespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}())
+}
+
+// awaitReady waits until its pod is ready (its secure port answers).
+func (s allocatorScheduler) awaitReady(ctx context.Context) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) (string, error) {
+		p, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, s.name(), metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return "ready", nil
+			}
+		}
+		return fmt.Sprintf("%s: %s", p.Status.Phase, podConditions(p)), nil
+	}).WithTimeout(podStartTimeout).Should(gomega.Equal("ready"), "kube-scheduler %s (%s) is ready", s.name(), s.set.Name)
+}
+
+// stop deletes what start made and waits for the pod to go.
+func (s allocatorScheduler) stop(ctx context.Context) error {
+	c, name := env.Client, s.name()
+	var errs []string
+	keep := func(err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err.Error())
+		}
+	}
+	keep(c.CoreV1().Pods(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
+	keep(c.CoreV1().ConfigMaps(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
+	keep(c.RbacV1().RoleBindings(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
+	for _, role := range []string{"kube-scheduler", "volume-scheduler"} {
+		keep(c.RbacV1().ClusterRoleBindings().Delete(ctx, name+"-"+role, metav1.DeleteOptions{}))
+	}
+	keep(c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
+	// Gone before the cluster is: a kept cluster is left as found.
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		errs = append(errs, "pod "+name+" still there")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// underScheduler has the running spec's pods scheduled by s (newBuilder),
+// after it is ready, and its report row name s's allocator and set.
+func underScheduler(ctx context.Context, s allocatorScheduler) {
+	ginkgo.GinkgoHelper()
+	s.awaitReady(ctx)
+	specScheduler = s.name()
+	env.SetFeatureSet(s.set)
+	ginkgo.DeferCleanup(func() {
+		specScheduler = ""
+		env.SetFeatureSet(env.Rel.DefaultFeatures())
+	})
+	ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: s.allocator, FeatureSet: s.set.String()}, ginkgo.ReportEntryVisibilityNever)
+}
+
+// specScheduler is the scheduler the running spec's pods name (empty: the
+// cluster's default-scheduler); see specSlot for why one variable serves.
+var specScheduler string
