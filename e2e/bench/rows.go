@@ -51,6 +51,10 @@ func (s *samples) fromReport(r report.Report) {
 		}
 		s.add(step.Kind, name, step.Seconds)
 	}
+	if p, ok := timeline.SplitPhases(r.Timeline); ok {
+		s.add("phase", "parallel part (groups shared out between processes)", p.Parallel.Seconds())
+		s.add("phase", "Serial part (one group after another)", p.Serial.Seconds())
+	}
 	s.add("suite", fmt.Sprintf("whole suite, Kubernetes %s (%d passed, %d failed, %d skipped)", r.Release, r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped), r.Seconds)
 }
 

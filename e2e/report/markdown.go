@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 // report.md: the report as a page a person reads (the CI job summary).
@@ -84,13 +86,23 @@ func (r Report) timelineMarkdown() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("## Where the time went\n\n| at | kind | step | took |\n|---|---|---|---|\n")
+	b.WriteString("## Where the time went\n\n")
+	phases, ok := timeline.SplitPhases(r.Timeline)
+	if ok {
+		fmt.Fprintf(&b, "Spec groups: the parallel part %s, then the Serial part %s, one group after another (%d groups; each one's share of it is in the table).\n\n",
+			clock(phases.Parallel), clock(phases.Serial), len(phases.SerialGroups))
+	}
+	b.WriteString("| at | kind | step | took |\n|---|---|---|---|\n")
 	for _, s := range r.Timeline {
 		at := "-"
 		if !s.Started.IsZero() {
 			at = "+" + clock(s.Started.Sub(r.Started))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", at, s.Kind, Cell(s.Name), clock(time.Duration(s.Seconds*float64(time.Second))))
+		took := clock(time.Duration(s.Seconds * float64(time.Second)))
+		if ok && s.Kind == timeline.KindGroup && strings.Contains(s.Name, timeline.SerialMark) {
+			took += fmt.Sprintf(" (%.0f%% of the Serial part)", 100*phases.Share(s))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", at, s.Kind, Cell(s.Name), took)
 	}
 	b.WriteString("\n")
 	return b.String()

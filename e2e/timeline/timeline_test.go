@@ -45,3 +45,32 @@ func TestSortPutsStepsBeforeTheSuiteFirst(t *testing.T) {
 		t.Fatalf("order %v", names)
 	}
 }
+
+// The parallel part ends where the first Serial group starts, the Serial
+// part where the last group ends; moves and set-up steps count for neither.
+func TestPhasesSplitTheGroupsAtTheFirstSerialOne(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 15, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	steps := []Step{
+		{Kind: KindSetup, Name: "cluster create", Started: t0, Seconds: 30},
+		{Kind: KindGroup, Name: "Admin access authorization", Started: at(30), Seconds: 40},
+		{Kind: KindGroup, Name: "Admin access allocation", Started: at(35), Seconds: 50},
+		{Kind: KindGroup, Name: "Admin access metrics [Serial]", Started: at(90), Seconds: 45},
+		{Kind: KindMove, Name: "kube-scheduler DRAAdminAccess=false", Started: at(140), Seconds: 3},
+		{Kind: KindGroup, Name: "Turning DRAAdminAccess off and on again [Serial] [Disruptive]", Started: at(135), Seconds: 45},
+	}
+	p, ok := SplitPhases(steps)
+	if !ok || p.Parallel != 60*time.Second || p.Serial != 90*time.Second || len(p.SerialGroups) != 2 {
+		t.Fatalf("phases %+v, %v", p, ok)
+	}
+	if share := p.Share(p.SerialGroups[0]); share != 0.5 {
+		t.Errorf("metrics' share %v, want 0.5", share)
+	}
+	if _, ok := SplitPhases(steps[:1]); ok {
+		t.Error("a timeline without groups has no phases")
+	}
+	// Without Serial groups the whole run is the parallel part.
+	if p, _ := SplitPhases(steps[:3]); p.Parallel != 55*time.Second || p.Serial != 0 {
+		t.Errorf("no Serial group: %+v", p)
+	}
+}
