@@ -36,8 +36,8 @@ import (
 // flags, with one of the release's other feature sets (release.FeatureSets)
 // and a scheduler name of its own: only pods that name it are its, so the
 // cluster's kube-scheduler keeps the release's defaults for every other
-// spec. It runs as a pod in kube-system on the control-plane node, from the
-// image the node already has (its static kube-scheduler's), as a
+// spec. It runs as a pod in kube-system on a worker, from the image every
+// node of a kind cluster has (the static kube-scheduler's), as a
 // ServiceAccount bound to the roles kube-scheduler has, without leader
 // election (there is one of it).
 type allocatorScheduler struct {
@@ -166,16 +166,23 @@ func (s allocatorScheduler) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// On a worker: kindcluster's restarts find the control-plane node's
+	// kube-scheduler by its process, which a second one there would be
+	// taken for (seen: a move waited 3 minutes on this one's pid). Every
+	// node of a kind cluster has the control plane's images.
 	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	node := cluster.Items[0].Spec.NodeName
+	node := ""
 	for _, n := range nodes.Items {
-		if deploy.IsControlPlane(n) {
+		if !deploy.IsControlPlane(n) {
 			node = n.Name
 			break
 		}
+	}
+	if node == "" {
+		return fmt.Errorf("no worker node to run it on (the control-plane node's kube-scheduler is found by its process)")
 	}
 	name := s.name()
 	meta := metav1.ObjectMeta{Name: name, Namespace: schedulerSystemNamespace, Labels: map[string]string{"app.kubernetes.io/managed-by": deploy.ManagedBy}}
@@ -227,7 +234,7 @@ func (s allocatorScheduler) start(ctx context.Context) error {
 		Tolerations:        []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		Containers: []corev1.Container{{
 			Name: "kube-scheduler", Image: own.Image, Command: command,
-			// The control-plane node has it: its own kube-scheduler runs it.
+			// Every node of a kind cluster has it (the node image's).
 			ImagePullPolicy: corev1.PullNever,
 			VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: schedulerConfigDir, ReadOnly: true}},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
