@@ -9,8 +9,6 @@ package adminaccess
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -83,17 +81,14 @@ func startAllocatorSchedulers(ctx context.Context) {
 	}
 }
 
-// stopAllocatorSchedulers saves each allocator scheduler's log in the
-// artifacts and removes it, so a kept or given cluster is left as found.
-func stopAllocatorSchedulers(ctx context.Context, artifacts string) {
+// stopAllocatorSchedulers removes the allocator schedulers, so a kept or
+// given cluster is left as found; their logs are in the artifacts with
+// every kube-system pod's (saveClusterRecord, before this).
+func stopAllocatorSchedulers(ctx context.Context) {
 	if ginkgo.GinkgoParallelProcess() != 1 || env.Cluster == nil {
 		return
 	}
 	for _, s := range allocatorSchedulers(env.Rel) {
-		if raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(s.name(), &corev1.PodLogOptions{}).DoRaw(ctx); err == nil {
-			os.MkdirAll(artifacts, 0o755)
-			os.WriteFile(filepath.Join(artifacts, s.name()+".log"), raw, 0o644)
-		}
 		if err := s.stop(ctx); err != nil {
 			framework.Logf("removing kube-scheduler %s: %v", s.name(), err)
 		}

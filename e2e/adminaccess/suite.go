@@ -284,7 +284,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
 	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))
 	saveClusterRecord(ctx, filepath.Join(cfg.Artifacts, "cluster"))
-	stopAllocatorSchedulers(ctx, filepath.Join(cfg.Artifacts, "cluster"))
+	stopAllocatorSchedulers(ctx)
 	// Any process's failure leaves the marker; then the cluster's logs are kept too.
 	_, err := os.Stat(failureMarker())
 	failed := err == nil
