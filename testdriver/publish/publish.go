@@ -13,8 +13,8 @@
 // in a suite run, the control-plane node's devices came back 35-58 s after
 // its kubelet restarted, and every spec in that time waited for them. So a
 // Keeper asks the API server itself how many of the node's slices there are
-// and, when there are none for two looks in a row, starts the controller
-// anew: its first list sees the truth and it publishes at once.
+// and, when there are fewer than all for two looks in a row, starts the
+// controller anew: its first list sees the truth and it publishes at once.
 package publish
 
 import (
@@ -34,6 +34,13 @@ type Keeper struct {
 	// Published says how many of the node's slices of this driver the API
 	// server has.
 	Published func(ctx context.Context) (int, error)
+	// Want is how many slices the node has when all are published (0: any
+	// one will do). With several pools (spare ones) some may come back
+	// while others stay gone: the controller's queue backs off a pool whose
+	// writes failed while kube-apiserver was away, exponentially, and no
+	// look at "none" would ever start it anew (seen: a node's spare pools
+	// back 48 s after a kubelet restart while its own pool was there).
+	Want int
 	// Period is how often Published is asked.
 	Period time.Duration
 }
@@ -70,14 +77,14 @@ func (k *Keeper) Run(ctx context.Context) error {
 		case err != nil:
 			// kube-apiserver away (restarting): nothing is known.
 			continue
-		case n > 0:
+		case n >= max(k.Want, 1):
 			missing = 0
 			continue
 		}
 		if missing++; missing < gone {
 			continue
 		}
-		logger.Info("the node's ResourceSlices are gone and the publishing controller has not put them back: starting it anew", "looks", missing, "period", k.Period)
+		logger.Info("the node's ResourceSlices are gone and the publishing controller has not put them back: starting it anew", "looks", missing, "period", k.Period, "published", n, "want", k.Want)
 		c.Stop()
 		c = nil
 		next, err := k.Start(ctx)

@@ -18,7 +18,7 @@ func (f fakeController) Stop() { f.mu.Lock(); *f.stopped++; f.mu.Unlock() }
 // run drives a Keeper whose API server answers each look from answers (an
 // error where the entry is negative) and returns how many times the
 // controller was started and stopped once the answers are used up.
-func run(t *testing.T, answers []int) (starts, stops int) {
+func run(t *testing.T, want int, answers []int) (starts, stops int) {
 	t.Helper()
 	var mu sync.Mutex
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -26,6 +26,7 @@ func run(t *testing.T, answers []int) (starts, stops int) {
 	looks := 0
 	k := &Keeper{
 		Period: time.Millisecond,
+		Want:   want,
 		Start: func(context.Context) (Controller, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -37,7 +38,7 @@ func run(t *testing.T, answers []int) (starts, stops int) {
 			defer mu.Unlock()
 			if looks == len(answers) {
 				cancel()
-				return 1, nil
+				return max(want, 1), nil
 			}
 			n := answers[looks]
 			looks++
@@ -60,18 +61,22 @@ func run(t *testing.T, answers []int) (starts, stops int) {
 
 func TestKeeperStartsTheControllerAnewOnlyWhenTheSlicesStayGone(t *testing.T) {
 	for name, tc := range map[string]struct {
+		want    int
 		answers []int
 		starts  int
 	}{
-		"slices there throughout":                       {[]int{2, 2, 2, 2}, 1},
-		"gone for one look, then put back":              {[]int{2, 0, 2, 0, 2}, 1},
-		"gone for two looks":                            {[]int{2, 0, 0, 2}, 2},
-		"gone for four looks: anew, then anew again":    {[]int{0, 0, 0, 0}, 3},
-		"an unanswered look neither counts nor resets":  {[]int{0, -1, 0}, 2},
-		"an API server away for long is no reason":      {[]int{-1, -1, -1, -1}, 1},
-		"gone again long after the controller restarts": {[]int{0, 0, 2, 2, 0, 0}, 3},
+		"slices there throughout":                       {0, []int{2, 2, 2, 2}, 1},
+		"gone for one look, then put back":              {0, []int{2, 0, 2, 0, 2}, 1},
+		"gone for two looks":                            {0, []int{2, 0, 0, 2}, 2},
+		"gone for four looks: anew, then anew again":    {0, []int{0, 0, 0, 0}, 3},
+		"an unanswered look neither counts nor resets":  {0, []int{0, -1, 0}, 2},
+		"an API server away for long is no reason":      {0, []int{-1, -1, -1, -1}, 1},
+		"gone again long after the controller restarts": {0, []int{0, 0, 2, 2, 0, 0}, 3},
+		"some pools all along":                          {3, []int{3, 3, 3}, 1},
+		"some pools gone for one look":                  {3, []int{3, 1, 3}, 1},
+		"some pools gone for two looks":                 {3, []int{1, 1, 3}, 2},
 	} {
-		starts, stops := run(t, tc.answers)
+		starts, stops := run(t, tc.want, tc.answers)
 		if starts != tc.starts {
 			t.Errorf("%s: controller started %d times, want %d", name, starts, tc.starts)
 		}

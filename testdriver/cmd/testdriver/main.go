@@ -101,6 +101,7 @@ func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layo
 			return startPublishing(ctx, client, d, nodeName)
 		},
 		Period: keeperPeriod,
+		Want:   publishedSlices(d),
 		Published: func(ctx context.Context) (int, error) {
 			list, err := dra.ResourceSlices().List(ctx, metav1.ListOptions{
 				FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", nodeName), fields.OneTermEqualSelector("spec.driver", name)).String(),
@@ -116,6 +117,16 @@ func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layo
 		return err
 	}
 	return context.Cause(ctx)
+}
+
+// publishedSlices is how many ResourceSlices the node has when every pool
+// of the driver is published.
+func publishedSlices(d *driver.Driver) int {
+	n := 0
+	for _, pool := range d.Resources().Pools {
+		n += len(pool.Slices)
+	}
+	return n
 }
 
 // keeperPeriod is how often the driver asks whether its node's slices are
