@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -207,7 +208,7 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			}
 		}
 		if s.LeafNodeType == types.NodeTypeIt && !s.StartTime.IsZero() && s.RunTime > 0 && len(s.ContainerHierarchyTexts) > 0 {
-			name := s.ContainerHierarchyTexts[0]
+			name := groupOf(s)
 			g, ok := groups[name]
 			if !ok {
 				g = &span{s.StartTime, s.EndTime}
@@ -355,4 +356,16 @@ func Read(path string) (Report, error) {
 		return r, err
 	}
 	return r, json.Unmarshal(data, &r)
+}
+
+// groupOf is the timeline's group of a spec: its outermost container, and
+// apart from it the part of that container that is Serial (the allocators
+// group's feature promises), which runs in the Serial part of the run
+// while the rest ran beside the other groups.
+func groupOf(s types.SpecReport) string {
+	name := s.ContainerHierarchyTexts[0]
+	if !strings.Contains(name, timeline.SerialMark) && slices.Contains(s.Labels(), "Serial") {
+		name += " " + timeline.SerialMark
+	}
+	return name
 }

@@ -143,18 +143,29 @@ func TestFromGinkgoBuildsTheTimeline(t *testing.T) {
 		s.StartTime, s.EndTime, s.RunTime = at(start), at(end), at(end).Sub(at(start))
 		return s
 	}
+	// A group whose inner container is Serial: that part is a group of its
+	// own, in the Serial part of the run.
+	serialPart := func(group string, start, end float64) types.SpecReport {
+		s := inGroup(group, start, end)
+		s.ContainerHierarchyTexts = append(s.ContainerHierarchyTexts, "feature promises [Serial]")
+		s.ContainerHierarchyLabels = [][]string{{"allocators"}, {"Serial"}}
+		return s
+	}
 	r := FromGinkgo(types.Report{StartTime: t0, SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStatePassed, ReportEntries: []types.ReportEntry{setup}},
 		inGroup("authz", 60, 70),
 		inGroup("authz", 55, 65),
 		inGroup("toggle", 95, 130, move),
 		spec("filtered", types.SpecStateSkipped, ""), // never ran: no group time
+		inGroup("allocators", 56, 66),
+		serialPart("allocators", 140, 150),
 	}}, Meta{Release: "1.35"})
 	var got []string
 	for _, s := range r.Timeline {
 		got = append(got, fmt.Sprintf("%s %s @%.0f %.1f", s.Kind, s.Name, s.Started.Sub(t0).Seconds(), s.Seconds))
 	}
-	want := []string{"setup cluster create @1 50.0", "group authz @55 15.0", "group toggle @95 35.0", "move kube-apiserver DRAAdminAccess=false @100 9.5"}
+	want := []string{"setup cluster create @1 50.0", "group authz @55 15.0", "group allocators @56 10.0", "group toggle @95 35.0", "move kube-apiserver DRAAdminAccess=false @100 9.5",
+		"group allocators [Serial] @140 10.0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("timeline:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
