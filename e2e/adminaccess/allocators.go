@@ -107,15 +107,11 @@ func allocatorsMoved(rel release.Release) {
 	if len(rel.FeatureSets()) == 1 {
 		noOtherAllocator()
 	}
-	for _, set := range rel.FeatureSets()[1:] {
-		allocator, err := rel.AllocatorFor(set)
-		if err != nil {
-			panic(fmt.Sprintf("release table: %v", err)) // a unit test keeps every move resolvable
-		}
-		ginkgo.Context(fmt.Sprintf("the %s allocator (%s)", allocator, set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
-			f := newFramework("alloc-" + allocator)
-			withFeatureSet(f, set, allocator)
-			allocatorPromises(f, allocator, set)
+	for _, s := range allocatorSchedulers(rel) {
+		ginkgo.Context(fmt.Sprintf("the %s allocator (%s)", s.allocator, s.set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+			f := newFramework("alloc-" + s.allocator)
+			withFeatureSet(f, s.set, s.allocator)
+			allocatorPromises(f, s.allocator, s.set)
 		})
 	}
 }

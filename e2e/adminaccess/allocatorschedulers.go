@@ -49,9 +49,10 @@ const schedulerSystemNamespace = "kube-system"
 // name is its scheduler name, and the name of each object it is made of.
 func (s allocatorScheduler) name() string { return "adminaccess-scheduler-" + s.allocator }
 
-// allocatorSchedulers are the release's other feature sets, one scheduler
-// each (none where the cluster was made with a feature set of its own: the
-// group then checks the cluster's kube-scheduler as it is).
+// allocatorSchedulers are the release's other feature sets with the
+// implementation each selects, one scheduler each (none where the cluster
+// was made with a feature set of its own: the group then checks the
+// cluster's kube-scheduler as it is); allocatorsMoved walks the same list.
 func allocatorSchedulers(rel release.Release) []allocatorScheduler {
 	if rel.FeatureSetName != "" {
 		return nil
