@@ -15,7 +15,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
@@ -98,7 +97,7 @@ func allocatorsMoved(rel release.Release) {
 		ginkgo.Context(fmt.Sprintf("the %s allocator (the cluster's feature set %s)", allocator, rel.FeatureSetName), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
 			f := newFramework("alloc-" + allocator)
 			ginkgo.BeforeEach(func() {
-				ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
+				reportAllocator(allocator, set)
 			})
 			allocatorPromises(f, allocator, set)
 		})
@@ -200,7 +199,7 @@ func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator st
 		}
 	}, ginkgo.NodeTimeout(restoreTimeout))
 	ginkgo.BeforeEach(func() {
-		ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
+		reportAllocator(allocator, set)
 	})
 }
 

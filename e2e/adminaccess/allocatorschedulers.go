@@ -26,7 +26,6 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
@@ -156,14 +155,11 @@ const schedulerConfigDir = "/etc/adminaccess-scheduler"
 // its pod; it does not wait.
 func (s allocatorScheduler) start(ctx context.Context) error {
 	c := env.Client
-	cluster, err := c.CoreV1().Pods(schedulerSystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	cluster, err := clusterScheduler(ctx)
 	if err != nil {
 		return err
 	}
-	if len(cluster.Items) != 1 {
-		return fmt.Errorf("%d kube-scheduler pods in %s (component=kube-scheduler), want the cluster's one", len(cluster.Items), schedulerSystemNamespace)
-	}
-	own := cluster.Items[0].Spec.Containers[0]
+	own := cluster.Spec.Containers[0]
 	command, err := s.command(own.Command, env.Rel.MovableGates())
 	if err != nil {
 		return err
@@ -309,7 +305,7 @@ func underScheduler(ctx context.Context, s allocatorScheduler) {
 		specScheduler = ""
 		env.SetFeatureSet(env.Rel.DefaultFeatures())
 	})
-	ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: s.allocator, FeatureSet: s.set.String()}, ginkgo.ReportEntryVisibilityNever)
+	reportAllocator(s.allocator, s.set)
 }
 
 // specScheduler is the scheduler the running spec's pods name (empty: the

@@ -6,9 +6,11 @@ package adminaccess
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
@@ -20,16 +22,32 @@ import (
 // under (specScheduler).
 func schedulerLog(ctx context.Context, since metav1.Time) string {
 	ginkgo.GinkgoHelper()
-	if specScheduler != "" {
-		raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(specScheduler, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
-		framework.ExpectNoError(err, "reading %s's log", specScheduler)
-		return string(raw)
+	pod := specScheduler
+	if pod == "" {
+		own, err := clusterScheduler(ctx)
+		framework.ExpectNoError(err)
+		pod = own.Name
 	}
-	pods, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
-	framework.ExpectNoError(err, "listing kube-scheduler's pod")
-	gomega.Expect(pods.Items).To(gomega.HaveLen(1), "kube-scheduler's pods in kube-system (component=kube-scheduler)")
-	pod := pods.Items[0].Name
-	raw, err := env.Client.CoreV1().Pods("kube-system").GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+	raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
 	framework.ExpectNoError(err, "reading %s's log", pod)
 	return string(raw)
+}
+
+// clusterScheduler is the cluster's kube-scheduler: its static pod's
+// mirror, the one pod labelled component=kube-scheduler in kube-system.
+func clusterScheduler(ctx context.Context) (*corev1.Pod, error) {
+	pods, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	if err != nil {
+		return nil, fmt.Errorf("listing kube-scheduler's pod: %w", err)
+	}
+	if len(pods.Items) != 1 {
+		return nil, fmt.Errorf("%d kube-scheduler pods in %s (component=kube-scheduler), want the cluster's one", len(pods.Items), schedulerSystemNamespace)
+	}
+	return &pods.Items[0], nil
+}
+
+// reportAllocator names on the running spec's report row the allocator
+// and the feature set it ran under.
+func reportAllocator(allocator string, set release.FeatureSet) {
+	ginkgo.AddReportEntry(report.AllocatorEntry, report.AllocatorRun{Allocator: allocator, FeatureSet: set.String()}, ginkgo.ReportEntryVisibilityNever)
 }
