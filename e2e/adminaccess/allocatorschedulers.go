@@ -184,45 +184,38 @@ func (s allocatorScheduler) start(ctx context.Context) error {
 	}
 	name := s.name()
 	meta := metav1.ObjectMeta{Name: name, Namespace: schedulerSystemNamespace, Labels: map[string]string{"app.kubernetes.io/managed-by": deploy.ManagedBy}}
-	created := func(err error) error {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}
-	if err := created(func() error {
-		_, err := c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
-		return err
-	}()); err != nil {
-		return err
-	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: schedulerSystemNamespace}}
-	// The roles the cluster's kube-scheduler has: its own and the volume
-	// scheduler's, and the reader of the authentication configuration its
-	// secure port needs.
-	for _, role := range []string{"system:kube-scheduler", "system:volume-scheduler"} {
-		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + strings.TrimPrefix(role, "system:"), Labels: meta.Labels},
+	// The roles the cluster's kube-scheduler has (schedulerRoles), and the
+	// reader of the authentication configuration its secure port needs.
+	creates := []func() error{
+		func() error {
+			_, err := c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			reader := &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}, Subjects: subject}
+			_, err := c.RbacV1().RoleBindings(schedulerSystemNamespace).Create(ctx, reader, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			config := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"config.yaml": s.schedulerConfig()}}
+			_, err := c.CoreV1().ConfigMaps(schedulerSystemNamespace).Create(ctx, config, metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, role := range schedulerRoles {
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: s.bindingName(role), Labels: meta.Labels},
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}, Subjects: subject}
-		if err := created(func() error {
+		creates = append(creates, func() error {
 			_, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 			return err
-		}()); err != nil {
+		})
+	}
+	// One a killed run left is taken as it is.
+	for _, create := range creates {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-	}
-	reader := &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}, Subjects: subject}
-	if err := created(func() error {
-		_, err := c.RbacV1().RoleBindings(schedulerSystemNamespace).Create(ctx, reader, metav1.CreateOptions{})
-		return err
-	}()); err != nil {
-		return err
-	}
-	config := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"config.yaml": s.schedulerConfig()}}
-	if err := created(func() error {
-		_, err := c.CoreV1().ConfigMaps(schedulerSystemNamespace).Create(ctx, config, metav1.CreateOptions{})
-		return err
-	}()); err != nil {
-		return err
 	}
 	podMeta := meta
 	podMeta.Labels = map[string]string{"app.kubernetes.io/managed-by": deploy.ManagedBy, "component": name}
@@ -242,10 +235,18 @@ func (s allocatorScheduler) start(ctx context.Context) error {
 			LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}},
 		TerminationGracePeriodSeconds: ptr.To(int64(1)),
 	}}
-	return created(func() error {
-		_, err := c.CoreV1().Pods(schedulerSystemNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	if _, err := c.CoreV1().Pods(schedulerSystemNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
-	}())
+	}
+	return nil
+}
+
+// schedulerRoles are the ClusterRoles the cluster's kube-scheduler has.
+var schedulerRoles = []string{"system:kube-scheduler", "system:volume-scheduler"}
+
+// bindingName names its binding to role.
+func (s allocatorScheduler) bindingName(role string) string {
+	return s.name() + "-" + strings.TrimPrefix(role, "system:")
 }
 
 // awaitReady waits until its pod is ready (its secure port answers).
@@ -277,8 +278,8 @@ func (s allocatorScheduler) stop(ctx context.Context) error {
 	keep(c.CoreV1().Pods(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	keep(c.CoreV1().ConfigMaps(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	keep(c.RbacV1().RoleBindings(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
-	for _, role := range []string{"kube-scheduler", "volume-scheduler"} {
-		keep(c.RbacV1().ClusterRoleBindings().Delete(ctx, name+"-"+role, metav1.DeleteOptions{}))
+	for _, role := range schedulerRoles {
+		keep(c.RbacV1().ClusterRoleBindings().Delete(ctx, s.bindingName(role), metav1.DeleteOptions{}))
 	}
 	keep(c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	// Gone before the cluster is: a kept cluster is left as found.
