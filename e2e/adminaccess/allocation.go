@@ -38,24 +38,22 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 	if plan == nil {
 		return // Main refused the flags already
 	}
-	if plan.Driver == "" {
+	its := func(pooled bool) {
 		for i, p := range corePromises {
 			ginkgo.It(p.text, p.labels, func(ctx context.Context) {
 				kep(p.kep)
-				inSlot(i + 1)
+				if pooled {
+					inSlot(i + 1)
+				}
 				p.run(ctx, f)
 			})
 		}
+	}
+	if plan.Driver == "" {
+		its(true)
 		return
 	}
-	framework.Context("on the devices of a driver of the user's own", framework.WithSerial(), func() {
-		for _, p := range corePromises {
-			ginkgo.It(p.text, p.labels, func(ctx context.Context) {
-				kep(p.kep)
-				p.run(ctx, f)
-			})
-		}
-	})
+	framework.Context("on the devices of a driver of the user's own", framework.WithSerial(), func() { its(false) })
 })
 
 // The core promises' bodies; corePromises gives each its sentence.
