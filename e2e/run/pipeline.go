@@ -260,6 +260,15 @@ func (p *Pipeline) Bench(ctx context.Context, c Config) int {
 	if err := bench.Run([]string{filepath.Join(dir, "report.json")}, name, "", c.Get("K8S_VERSION"), c.Get("FEATURES"), repeat, filepath.Join(dir, "bench.md")); err != nil {
 		fmt.Fprintln(p.Stderr, "bench:", err)
 		rc = 1
+		// The suite's logs were taken when it ended; a move that fails after
+		// it is read in the cluster as it is now (the kubelets' journals, the
+		// static pods' logs), before the cluster goes.
+		// kind collects what it can and names what it could not read.
+		logs := filepath.Join(dir, "bench-logs")
+		p.say("bench: the cluster's logs after the failed move are in %s", logs)
+		if err := kindcluster.ExportLogs(name, logs); err != nil {
+			fmt.Fprintln(p.Stderr, "bench: some of the cluster's logs could not be read:", err)
+		}
 	}
 	if c.Get("KEEP_CLUSTER") == "1" {
 		p.say("bench: cluster %s kept (KEEP_CLUSTER=1)", name)
