@@ -28,8 +28,8 @@ type bitsAhead struct {
 // begin starts the extraction where the upgrade spec will run: on the
 // process that runs the Serial specs (1), with the spec not filtered out,
 // the next release's node image given and release switching not a declared
-// skip. It is bounded as a cleanup that puts the cluster back is
-// (restoreTimeout).
+// skip. The extraction is bounded by restoreTimeout, as a cleanup that
+// puts the cluster back is.
 func (a *bitsAhead) begin() {
 	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || env.UpgradeNodeImage == "" || env.Cluster == nil {
 		return

@@ -8,12 +8,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
 
 // schedulerLog is the log since then of the kube-scheduler that schedules

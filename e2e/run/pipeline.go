@@ -262,8 +262,8 @@ func (p *Pipeline) Bench(ctx context.Context, c Config) int {
 		rc = 1
 		// The suite's logs were taken when it ended; a move that fails after
 		// it is read in the cluster as it is now (the kubelets' journals, the
-		// static pods' logs), before the cluster goes.
-		// kind collects what it can and names what it could not read.
+		// static pods' logs), before the cluster goes. kind collects what it
+		// can and names what it could not read.
 		logs := filepath.Join(dir, "bench-logs")
 		p.say("bench: the cluster's logs after the failed move are in %s", logs)
 		if err := kindcluster.ExportLogs(name, logs); err != nil {
