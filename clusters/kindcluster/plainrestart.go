@@ -43,6 +43,9 @@ func (c plainRestart) restart(ctx context.Context, ch change) error {
 	if len(ws) == 0 {
 		return nil
 	}
+	// A manifest written over with a new UID is, to the kubelet, the old
+	// pod's removal: it must be acted on (sources.go).
+	c.awaitKubeletSources(ctx, ch.node)
 	if ch.target == nil {
 		_, err := writeInPlace(ch.node, ws[0])
 		return err

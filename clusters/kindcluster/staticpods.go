@@ -117,7 +117,13 @@ func newPodUID() (string, error) {
 // Each new pod gets a UID of its own in its manifest: startNewPods needs it,
 // and a kubelet of another release then sees the same pod, where a UID it
 // derives changes with its version (see pinEtcdUID).
+//
+// A manifest is taken away only once the kubelet acts on its removal
+// (awaitKubeletSources, sources.go).
 func (c fastRestart) stopStaticPods(ctx context.Context, cp nodes.Node, manifests map[profile.Component][]byte) (next []nextPod, err error) {
+	// Before the hold: the kubelet authorizes the read of its metrics
+	// through kube-apiserver.
+	c.awaitKubeletSources(ctx, cp)
 	if next, err = stageNewPods(cp, manifests); err != nil {
 		return nil, err
 	}
