@@ -276,8 +276,15 @@ func (c *Cluster) switchKubelet(ctx context.Context, n nodes.Node, bits *nodesou
 }
 
 // settledFor is how long the control plane must answer without a break
-// before a switch counts as done.
-const settledFor = 10
+// before a switch counts as done, in one-second looks. It was 10 while a new
+// kubelet recreated static pods whose UIDs it derived (kube-apiserver gone
+// 1.8 s into the window and back at 7.5 s, docs/benchmarks.md). Since every
+// static pod's UID is in its manifest (pinEtcdUID, and the restarts' own
+// UIDs), no window has seen a break: 52 switches in 26 runs of 1.35 and
+// 1.36 on this project's VM, each settled on its first look (9.3-11.0 s for
+// ten). Three looks still catch a kube-apiserver that refuses a request for
+// a moment after it served.
+const settledFor = 3
 
 // waitSettled waits until the control plane has answered, settledFor polls
 // in a row, with every component on its new image and Ready and an
