@@ -40,6 +40,10 @@ import (
 type allocatorScheduler struct {
 	set       release.FeatureSet
 	allocator string
+	// adminAccess, where set, makes it the cluster's kube-scheduler with
+	// only DRAAdminAccess moved to this value (gateScheduler), and set and
+	// allocator name nothing but its name.
+	adminAccess *bool
 }
 
 // schedulerSystemNamespace is where the allocator schedulers run.
@@ -47,6 +51,14 @@ const schedulerSystemNamespace = "kube-system"
 
 // name is its scheduler name, and the name of each object it is made of.
 func (s allocatorScheduler) name() string { return "adminaccess-scheduler-" + s.allocator }
+
+// what says, for messages, what it runs with.
+func (s allocatorScheduler) what() string {
+	if s.adminAccess != nil {
+		return fmt.Sprintf("%s=%t", release.Gate, *s.adminAccess)
+	}
+	return s.set.Name
+}
 
 // allocatorSchedulers are the release's other feature sets with the
 // implementation each selects, one scheduler each (none where the cluster
@@ -114,7 +126,8 @@ profiles:
 }
 
 // command is the cluster's kube-scheduler's, with the feature set's gates
-// moved as the cluster's would be (kindcluster's MoveSchedulerTo), the
+// moved as the cluster's would be (kindcluster's MoveSchedulerTo), or only
+// DRAAdminAccess set where adminAccess is (as SetAdminAccess would), the
 // allocator's files logged, and the configuration instead of the flags
 // that only a static pod on the node can use (its kubeconfig files, leader
 // election, its host port).
@@ -126,13 +139,17 @@ func (s allocatorScheduler) command(cluster []string, movable []string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range movable {
-		if _, named := s.set.SchedulerGates[g]; !named {
-			delete(gates, g)
+	if s.adminAccess != nil {
+		gates[release.Gate] = *s.adminAccess
+	} else {
+		for _, g := range movable {
+			if _, named := s.set.SchedulerGates[g]; !named {
+				delete(gates, g)
+			}
 		}
-	}
-	for g, v := range s.set.SchedulerGates {
-		gates[g] = v
+		for g, v := range s.set.SchedulerGates {
+			gates[g] = v
+		}
 	}
 	dropped := []string{"kubeconfig", "authentication-kubeconfig", "authorization-kubeconfig", "leader-elect", "bind-address", "secure-port", "config", "feature-gates", "vmodule"}
 	out := []string{cluster[0]}
@@ -263,7 +280,7 @@ func (s allocatorScheduler) awaitReady(ctx context.Context) {
 			}
 		}
 		return fmt.Sprintf("%s: %s", p.Status.Phase, podConditions(p)), nil
-	}).WithTimeout(podStartTimeout).Should(gomega.Equal("ready"), "kube-scheduler %s (%s) is ready (the suite's log says why it did not start, if it did not)", s.name(), s.set.Name)
+	}).WithTimeout(podStartTimeout).Should(gomega.Equal("ready"), "kube-scheduler %s (%s) is ready (the suite's log says why it did not start, if it did not)", s.name(), s.what())
 }
 
 // stop deletes what start made and waits for the pod to go.

@@ -1,6 +1,7 @@
 package adminaccess
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -57,5 +58,27 @@ func TestAnAllocatorSchedulerRunsTheClustersCommandWithItsSet(t *testing.T) {
 	}
 	if !strings.Contains(s.schedulerConfig(), "schedulerName: adminaccess-scheduler-experimental") || !strings.Contains(s.schedulerConfig(), "leaderElect: false") {
 		t.Errorf("configuration:\n%s", s.schedulerConfig())
+	}
+}
+
+// The scheduler-off group's kube-scheduler runs the cluster's command with
+// DRAAdminAccess alone moved, as SetAdminAccess moves the cluster's: the
+// other DRA gates stay as the cluster has them.
+func TestTheGateSchedulerMovesOnlyDRAAdminAccess(t *testing.T) {
+	cluster := []string{"kube-scheduler", "--bind-address=127.0.0.1", "--feature-gates=DRAAdminAccess=true,DRADeviceTaints=false", "--leader-elect=false", "--v=2"}
+	for _, enable := range []bool{false, true} {
+		s := gateScheduler(enable)
+		got, err := s.command(cluster, []string{"DRAConsumableCapacity", "DRADeviceTaints"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"kube-scheduler", "--v=2", "--config=" + schedulerConfigDir + "/config.yaml", "--vmodule=" + release.AllocatorVModule,
+			fmt.Sprintf("--feature-gates=DRAAdminAccess=%t,DRADeviceTaints=false", enable)}
+		if !slices.Equal(got, want) {
+			t.Errorf("DRAAdminAccess=%t: command\n got %q\nwant %q", enable, got, want)
+		}
+		if s.name() != "adminaccess-scheduler-gate" {
+			t.Errorf("name %q: both processes must carry the one name its pods ask for", s.name())
+		}
 	}
 }

@@ -14,83 +14,162 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // The specs of kube-scheduler without DRAAdminAccess (the move helpers are in
-// gatemoves.go).
+// gatemoves.go; the kube-scheduler of the group's own in gatescheduler.go).
+//
+// With the bundled driver on a cluster of the release's own feature set,
+// the group runs beside the other specs under a kube-scheduler of its own
+// (gateScheduler): the cluster's binary and flags with the gate off, and
+// then, to turn it back on, a new process of the same name with the gate on.
+// Only the group's pods name it, so the cluster's kube-scheduler keeps the
+// gate for every other spec, and the group no longer holds the Serial part
+// for two moves of it. With a driver of the user's own or a cluster made
+// with another feature set it moves the cluster's kube-scheduler, Serial, as
+// the allocators group does there.
 
-var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
-	f := newFramework("sched-off")
-	inProfile(f, "scheduler-off")
-
-	ginkgo.It("fails an admin-access claim's allocation with the scheduler's error until the gate is back on", ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
-		kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
-		requireGateSwitching(ctx)
-		s := newScraper(ctx, f, metrics.Scheduler)
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		pendingPods := func(ctx context.Context) (float64, error) {
-			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
-			if err != nil {
-				return 0, err
-			}
-			return fams.Sum(env.Rel.Metrics.SchedulerPending, nil), nil
-		}
-		// The gauge is cluster-wide: pods of earlier specs' namespaces that
-		// are still being deleted count until they go, and would leave the
-		// gauge below a baseline that included them. Start from a quiet
-		// scheduler, so that every count below is this spec's alone.
-		eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
-			"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
-		const baseline = 0.0
-		// The reason these pods wait is admin access's own (the scheduler's
-		// gate is off). The allocator refuses with an error, which the
-		// DynamicResources plugin returns as an error status (statusError in
-		// dynamicresources.go, 1.33-1.35), not as unschedulable: the pods are
-		// in scheduler_pending_pods, and scheduler_unschedulable_pods does not
-		// count them (seen on 1.35.4: the gauge stayed 0 with both pods waiting).
-		dra := map[string]string{"plugin": "DynamicResources", "profile": corev1.DefaultSchedulerName}
-		unschedulable := func(ctx context.Context) (float64, error) {
-			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
-			if err != nil {
-				return 0, err
-			}
-			return fams.Sum(env.Rel.Metrics.SchedulerUnschedulable, dra), nil
-		}
-		unschedulableBefore, err := unschedulable(ctx)
-		framework.ExpectNoError(err)
-
-		const waiting = 2
-		var pods []*corev1.Pod
-		var claims []*resourceapi.ResourceClaim
-		for i := 0; i < waiting; i++ {
-			claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-			framework.ExpectNoError(err)
-			gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the apiserver (gate on) keeps the field")
-			pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
-			framework.ExpectNoError(err)
-			pods, claims = append(pods, pod), append(claims, claim)
-		}
-		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
-		expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
-		eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
-			"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
-		consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(unschedulableBefore),
-			"%s{plugin=\"DynamicResources\"} does not count pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
-			env.Rel.Metrics.SchedulerUnschedulable, env.Rel.Minor)
-		for i, c := range claims {
-			stored, err := b.GetClaim(ctx, c.Name)
-			framework.ExpectNoError(err)
-			gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", c.Name)
-			gomega.Expect(snapshot(ctx, pods[i]).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pods[i].Name)
-		}
-
-		ginkgo.By("turning the gate on in kube-scheduler")
-		switchGate(ctx, profile.Scheduler, true)
-		for _, p := range pods {
-			gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
-		}
-		eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
+var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
+	if plan == nil {
+		return // Main refused the flags already
+	}
+	if plan.Driver != "" || plan.Rel.FeatureSetName != "" {
+		framework.Context("the cluster's kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
+			f := newFramework("sched-off")
+			inProfile(f, "scheduler-off")
+			ginkgo.It(schedulerOffText, ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
+				kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+				requireGateSwitching(ctx)
+				s := newScraper(ctx, f, metrics.Scheduler)
+				schedulerOff(ctx, f, gateOffScheduler{
+					profile: corev1.DefaultSchedulerName,
+					scrape:  func(ctx context.Context) (metrics.Families, error) { return s.Scrape(ctx, metrics.Scheduler, s.node) },
+					turnOn: func(ctx context.Context) {
+						ginkgo.By("turning the gate on in kube-scheduler")
+						switchGate(ctx, profile.Scheduler, true)
+					},
+				})
+			})
+		})
+		return
+	}
+	framework.Context("a kube-scheduler of its own", func() {
+		f := newFramework("sched-off")
+		ginkgo.It(schedulerOffText, ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
+			kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+			ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)
+			requireGateSwitching(ctx)
+			s := newScraper(ctx, f)
+			off, on := gateScheduler(false), gateScheduler(true)
+			name := off.name()
+			// Removed however the spec ends; stop takes whichever
+			// process of the name runs.
+			ginkgo.DeferCleanup(func(ctx context.Context) {
+				if err := off.stop(ctx); err != nil {
+					framework.Logf("removing kube-scheduler %s: %v", name, err)
+				}
+			})
+			framework.ExpectNoError(off.start(ctx), "starting kube-scheduler %s (%s)", name, off.what())
+			off.awaitReady(ctx)
+			specScheduler = name
+			ginkgo.DeferCleanup(func() { specScheduler = "" })
+			schedulerOff(ctx, f, gateOffScheduler{
+				profile: name,
+				scrape: func(ctx context.Context) (metrics.Families, error) {
+					return s.ScrapePod(ctx, schedulerSystemNamespace, name, metrics.Scheduler.Port)
+				},
+				turnOn: func(ctx context.Context) {
+					ginkgo.By("turning the gate on in kube-scheduler: a new process of the same name, with " + on.what())
+					off.replaceBy(ctx, on)
+				},
+			})
+		})
 	})
 })
+
+// schedulerOffText is the spec's name, whichever kube-scheduler it watches.
+const schedulerOffText = "fails an admin-access claim's allocation with the scheduler's error until the gate is back on"
+
+// gateOffScheduler is the kube-scheduler without the gate that the spec
+// watches, and how it is read and turned back on.
+type gateOffScheduler struct {
+	// profile is its scheduler name, the label of its metric series.
+	profile string
+	// scrape reads its metrics.
+	scrape func(ctx context.Context) (metrics.Families, error)
+	// turnOn returns once it runs with the gate on.
+	turnOn func(ctx context.Context)
+}
+
+// schedulerOff is the spec's body: admin-access claims' pods wait with the
+// allocator's error and are counted as pending (not as unschedulable) while
+// the gate is off in sched, and run once it is on.
+func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffScheduler) {
+	ginkgo.GinkgoHelper()
+	b := newBuilder(f)
+	labelForAdmin(ctx, f.Namespace.Name)
+	pendingPods := func(ctx context.Context) (float64, error) {
+		fams, err := sched.scrape(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return fams.Sum(env.Rel.Metrics.SchedulerPending, nil), nil
+	}
+	// The gauge is per process: on the cluster's kube-scheduler, pods of
+	// earlier specs' namespaces that are still being deleted count until
+	// they go, and would leave the gauge below a baseline that included
+	// them. Start from a quiet scheduler, so that every count below is this
+	// spec's alone (a kube-scheduler of the spec's own is quiet at once).
+	eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
+		"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
+	const baseline = 0.0
+	// The reason these pods wait is admin access's own (the scheduler's
+	// gate is off). The allocator refuses with an error, which the
+	// DynamicResources plugin returns as an error status (statusError in
+	// dynamicresources.go, 1.33-1.35), not as unschedulable: the pods are
+	// in scheduler_pending_pods, and scheduler_unschedulable_pods does not
+	// count them (seen on 1.35.4: the gauge stayed 0 with both pods waiting).
+	dra := map[string]string{"plugin": "DynamicResources", "profile": sched.profile}
+	unschedulable := func(ctx context.Context) (float64, error) {
+		fams, err := sched.scrape(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return fams.Sum(env.Rel.Metrics.SchedulerUnschedulable, dra), nil
+	}
+	unschedulableBefore, err := unschedulable(ctx)
+	framework.ExpectNoError(err)
+
+	const waiting = 2
+	var pods []*corev1.Pod
+	var claims []*resourceapi.ResourceClaim
+	for i := 0; i < waiting; i++ {
+		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the apiserver (gate on) keeps the field")
+		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+		framework.ExpectNoError(err)
+		pods, claims = append(pods, pod), append(claims, claim)
+	}
+	want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
+	expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
+	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
+		"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
+	consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(unschedulableBefore),
+		"%s{plugin=\"DynamicResources\"} does not count pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
+		env.Rel.Metrics.SchedulerUnschedulable, env.Rel.Minor)
+	for i, c := range claims {
+		stored, err := b.GetClaim(ctx, c.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s must stay unallocated", c.Name)
+		gomega.Expect(snapshot(ctx, pods[i]).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pods[i].Name)
+	}
+
+	sched.turnOn(ctx)
+	for _, p := range pods {
+		gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
+	}
+	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
+}

@@ -73,19 +73,25 @@ func (s *Scraper) Cleanup(ctx context.Context, ns string) {
 // the secure port to the node's loopback, so the request goes through a
 // port-forward into the (host-network) pod; authentication stays on.
 func (s *Scraper) Scrape(ctx context.Context, c Component, node string) (Families, error) {
-	pod := c.Name + "-" + node
+	return s.ScrapePod(ctx, "kube-system", c.Name+"-"+node, c.Port)
+}
+
+// ScrapePod reads /metrics on port of a pod that serves them as the
+// control-plane components do (HTTPS, delegated authentication), such as a
+// kube-scheduler the suite runs as a pod of its own.
+func (s *Scraper) ScrapePod(ctx context.Context, namespace, pod string, port int) (Families, error) {
 	transport, upgrader, err := spdy.RoundTripperFor(s.config)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(s.client.CoreV1().RESTClient().Post().Resource("pods").Namespace("kube-system").Name(pod).SubResource("portforward").URL().String())
+	u, err := url.Parse(s.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL().String())
 	if err != nil {
 		return nil, err
 	}
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	stop, ready := make(chan struct{}), make(chan struct{})
 	defer close(stop)
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", c.Port)}, stop, ready, io.Discard, io.Discard)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
 		return nil, err
 	}
