@@ -179,6 +179,7 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	framework.ExpectNoError(err, "setting quota %s to %s=%d", q.name, q.key, n)
 	var st corev1.ResourceQuotaStatus
 	gomega.Eventually(ctx, func(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
+		var err error
 		st, err = q.status(ctx)
 		return st, err
 	}).WithTimeout(allocateTimeout).Should(gomega.And(
@@ -187,8 +188,8 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 		"kube-controller-manager puts quota %s's limit %s=%d into its status", q.name, q.key, n)
 	// Admission reads quotas from kube-apiserver's own informer, which may
 	// still hold the status from before for a moment after the one just
-	// read (seen once in 15 runs: a claim for 3 refused, "limited: 2", right
-	// after status.hard said 3). A dry-run create is admitted or refused by
+	// read (seen once: a claim for 3 refused, "limited: 2", right after
+	// status.hard said 3). A dry-run create is admitted or refused by
 	// the quota as a real one would be and stores nothing: once one for
 	// exactly the room left is admitted, admission enforces the new limit.
 	// The specs only raise a limit, which a stale view refuses; with no room
