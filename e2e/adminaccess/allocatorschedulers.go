@@ -283,7 +283,7 @@ func (s allocatorScheduler) awaitReady(ctx context.Context) {
 	}).WithTimeout(podStartTimeout).Should(gomega.Equal("ready"), "kube-scheduler %s (%s) is ready (the suite's log says why it did not start, if it did not)", s.name(), s.what())
 }
 
-// stop deletes what start made and waits for the pod to go.
+// stop ends its process (removePod) and deletes what else start made.
 func (s allocatorScheduler) stop(ctx context.Context) error {
 	c, name := env.Client, s.name()
 	var errs []string
@@ -292,22 +292,34 @@ func (s allocatorScheduler) stop(ctx context.Context) error {
 			errs = append(errs, err.Error())
 		}
 	}
-	keep(c.CoreV1().Pods(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
+	// The process first, so that it never runs without its roles; all of
+	// it gone before the cluster is, so that a kept cluster is left as found.
+	keep(s.removePod(ctx))
 	keep(c.CoreV1().ConfigMaps(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	keep(c.RbacV1().RoleBindings(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	for _, role := range schedulerRoles {
 		keep(c.RbacV1().ClusterRoleBindings().Delete(ctx, s.bindingName(role), metav1.DeleteOptions{}))
 	}
 	keep(c.CoreV1().ServiceAccounts(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
-	// Gone before the cluster is: a kept cluster is left as found.
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := c.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		errs = append(errs, "pod "+name+" still there")
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// removePod deletes its pod (1 s grace period) and returns once the pod is
+// gone, not only terminating: the process has ended, and a pod of the same
+// name can be created.
+func (s allocatorScheduler) removePod(ctx context.Context) error {
+	pods, name := env.Client.CoreV1().Pods(schedulerSystemNamespace), s.name()
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		return fmt.Errorf("pod %s still there", name)
 	}
 	return nil
 }

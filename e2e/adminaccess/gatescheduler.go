@@ -10,13 +10,8 @@ package adminaccess
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 )
 
@@ -27,27 +22,12 @@ func gateScheduler(enable bool) allocatorScheduler {
 	return allocatorScheduler{allocator: "gate", adminAccess: &enable}
 }
 
-// replaceBy ends s's process (its pod, with its 1 s grace period) and
-// starts next's under the same name, and returns once next is ready.
+// replaceBy ends s's process (removePod) and starts next's under the same
+// name, and returns once next is ready: two processes of one scheduler name
+// never run at once.
 func (s allocatorScheduler) replaceBy(ctx context.Context, next allocatorScheduler) {
 	ginkgo.GinkgoHelper()
-	name := s.name()
-	err := env.Client.CoreV1().Pods(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		framework.ExpectNoError(err, "deleting kube-scheduler %s's pod", name)
-	}
-	// Gone, not only terminating: a new pod of that name can only be
-	// created then, and two processes of one scheduler name must not run.
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("pod %s is still there", name)
-	}).WithTimeout(time.Minute).Should(gomega.Succeed(), "kube-scheduler %s's old process has ended", name)
-	framework.ExpectNoError(next.start(ctx), "starting kube-scheduler %s again with its new flags", name)
+	framework.ExpectNoError(s.removePod(ctx), "ending kube-scheduler %s's old process", s.name())
+	framework.ExpectNoError(next.start(ctx), "starting kube-scheduler %s again with %s", next.name(), next.what())
 	next.awaitReady(ctx)
 }
