@@ -31,14 +31,15 @@ import (
 // the spec caused must come from the implementation the table names, so the
 // verdict says what ran, not what should have.
 //
-// With the bundled driver the core promises run beside the other specs,
-// each in a spare pool of its own and under a kube-scheduler of its own
-// feature set (allocatorScheduler), so the cluster's kube-scheduler keeps
-// the defaults for everything else; the feature groups' promises share
-// their groups' driver instances and run Serial, with the cluster's
-// kube-scheduler moved to the set and back. With a driver of the user's own
-// (one set of devices) or a cluster made with another feature set, the
-// whole group runs Serial as that.
+// With the bundled driver every spec of the group runs beside the other
+// specs, under a kube-scheduler of its own feature set
+// (allocatorScheduler), so the cluster's kube-scheduler keeps the defaults
+// for everything else: the core promises and the prioritized list's each
+// in a spare pool of its own, the other feature groups' promises on driver
+// instances of their own (featurePromisesBeside). With a driver of the
+// user's own (one set of devices) or a cluster made with another feature
+// set, the whole group runs Serial on the cluster's kube-scheduler, moved
+// to each set and back (allocatorsMoved).
 //
 // The groups are built from the release given on the command line (the
 // release table is known before the tree is); 1.33 has one implementation
@@ -59,8 +60,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 		ginkgo.Context(fmt.Sprintf("the %s allocator (%s, a kube-scheduler of its own)", s.allocator, s.set.Name), func() {
 			f := newFramework("alloc-" + s.allocator)
 			for i, p := range corePromises {
-				// The allocation group has slots 1 to len(corePromises).
-				slot := len(corePromises)*(n+1) + i + 1
+				slot := allocatorSlot(n, i)
 				ginkgo.It(p.text, func(ctx context.Context) {
 					kep("the core allocation promises hold under every allocator implementation the release can use")
 					requireNodeAccess(ctx)
@@ -72,11 +72,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 				})
 			}
 		})
-		framework.Context(fmt.Sprintf("the %s allocator (%s), feature promises", s.allocator, s.set.Name), ginkgo.Ordered, ginkgo.ContinueOnFailure, framework.WithSerial(), func() {
-			f := newFramework("alloc-" + s.allocator)
-			withFeatureSet(f, s.set, s.allocator)
-			featurePromisesUnder(f, s.allocator, s.set)
-		})
+		featurePromisesBeside(s, n)
 	}
 })
 
@@ -149,37 +145,96 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 	featurePromisesUnder(f, allocator, set)
 }
 
-// featurePromisesUnder registers the feature groups' promises under one
-// implementation, on the cluster's kube-scheduler.
-func featurePromisesUnder(f *framework.Framework, allocator string, set release.FeatureSet) {
+// featureGroup is one feature group's promises as the allocators group
+// registers them again: the layout of the driver instance they use (""
+// for the bundled driver's own devices) and the need that instance checks.
+type featureGroup struct {
+	name     string
+	layout   contract.Layout
+	need     release.Need
+	promises []featurePromise
+}
+
+// featureGroupsFor are the feature groups whose promises the allocators
+// group checks under an implementation with feature set set.
+func featureGroupsFor(set release.FeatureSet) []featureGroup {
 	// upstream's #140729 is in each implementation's own copy of the
 	// counter check, so each shows it (or not) itself; so is its capacity
-	// check. The consumable-capacity need is the cluster's; a move that
+	// check. The consumable-capacity need is the cluster's; a set that
 	// takes the feature away from kube-scheduler (stable) has no such
 	// spec, since the device would be an exclusive one to it.
-	begin := func(ctx context.Context) func(context.Context) {
-		requireNodeAccess(ctx)
-		since := metav1.Now()
-		return func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) }
-	}
-	itEach(f, newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices), partitionPromises, begin)
+	out := []featureGroup{{"partitionable", contract.LayoutPartitionable, release.NeedPartitionableDevices, partitionPromises}}
 	if set.Has(release.FeatureConsumableCapacity) {
-		itEach(f, newFeatureDriver(contract.LayoutShared, release.NeedConsumableCapacity), capacityPromises, begin)
+		out = append(out, featureGroup{"consumable", contract.LayoutShared, release.NeedConsumableCapacity, capacityPromises})
 	}
 	// The other feature groups' promises too, where the set keeps the
 	// feature in kube-scheduler: a set without it would leave a tainted
 	// device untainted or a firstAvailable list unserved to the scheduler,
 	// so those specs would check the feature's absence, not admin access.
 	if set.Has(release.FeatureDeviceTaints) {
-		itEach(f, newFeatureDriver(contract.LayoutTainted, release.NeedDeviceTaints), taintPromises, begin)
+		out = append(out, featureGroup{"taints", contract.LayoutTainted, release.NeedDeviceTaints, taintPromises})
 	}
 	if set.Has(release.FeaturePrioritizedList) {
-		itEach(f, nil, prioritizedPromises, begin)
+		out = append(out, featureGroup{"prioritized", "", release.NeedPrioritizedList, prioritizedPromises})
 	}
 	// DRAExtendedResource is not an allocator feature: no move takes it
 	// from kube-scheduler, and the claim it makes goes through the
 	// implementation the set selects like any other.
-	itEach(f, newFeatureDriver(contract.LayoutPlain, release.NeedExtendedResources), extendedPromises, begin)
+	return append(out, featureGroup{"extended", contract.LayoutPlain, release.NeedExtendedResources, extendedPromises})
+}
+
+// featurePromisesUnder registers the feature groups' promises under one
+// implementation, on the cluster's kube-scheduler.
+func featurePromisesUnder(f *framework.Framework, allocator string, set release.FeatureSet) {
+	begin := func(ctx context.Context) func(context.Context) {
+		requireNodeAccess(ctx)
+		since := metav1.Now()
+		return func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) }
+	}
+	for _, g := range featureGroupsFor(set) {
+		var d *featureDriver
+		if g.layout != "" {
+			d = newFeatureDriver(g.layout, g.need)
+		}
+		itEach(f, d, g.promises, begin)
+	}
+}
+
+// featurePromisesBeside registers the feature groups' promises under the
+// allocator scheduler s, the n-th, in the parallel part of the run: each
+// group's in an Ordered container of its own, on a driver instance of its
+// own (newFeatureDriverFor), installed by its first spec and removed after
+// its last, so that neither the feature group's specs nor another
+// implementation's take its devices; the prioritized list's, which uses
+// the bundled driver's devices, in a spare pool of its own as the core
+// promises are.
+func featurePromisesBeside(s allocatorScheduler, n int) {
+	for _, g := range featureGroupsFor(s.set) {
+		framework.Context(fmt.Sprintf("the %s allocator (%s, a kube-scheduler of its own), %s promises", s.allocator, s.set.Name, g.name), ginkgo.Ordered, ginkgo.ContinueOnFailure, func() {
+			f := newFramework("alloc-" + s.allocator)
+			var d *featureDriver
+			if g.layout != "" {
+				d = newFeatureDriverFor(g.layout, g.need, s.allocator)
+			}
+			itEach(f, d, g.promises, func(ctx context.Context) func(context.Context) {
+				requireNodeAccess(ctx)
+				underScheduler(ctx, s)
+				if d == nil {
+					inSlot(allocatorSlot(n, len(corePromises)))
+				}
+				since := metav1.Now()
+				return func(ctx context.Context) { expectAllocatedBy(ctx, s.allocator, since) }
+			})
+		})
+	}
+}
+
+// allocatorSlot is the spare pool of the i-th pooled spec under the n-th
+// allocator scheduler: the allocation group has slots 1 to
+// len(corePromises), and each allocator scheduler the next
+// len(corePromises)+1, its core promises' and then its prioritized list's.
+func allocatorSlot(n, i int) int {
+	return len(corePromises) + n*(len(corePromises)+1) + i + 1
 }
 
 // withFeatureSet moves kube-scheduler to set for the container's specs and

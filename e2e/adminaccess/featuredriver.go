@@ -26,13 +26,23 @@ import (
 type featureDriver struct {
 	layout contract.Layout
 	need   release.Need
-	opts   *deploy.Options
+	// owner is the allocator whose specs have this instance (the allocators
+	// group's, beside the feature group's); "" for the feature group's.
+	owner string
+	opts  *deploy.Options
 }
 
 // newFeatureDriver registers the group's removal of the instance; call it
 // in the group's body.
 func newFeatureDriver(layout contract.Layout, need release.Need) *featureDriver {
-	d := &featureDriver{layout: layout, need: need}
+	return newFeatureDriverFor(layout, need, "")
+}
+
+// newFeatureDriverFor is newFeatureDriver for an allocator's specs: an
+// instance of the layout under names of its own (testenv's
+// FeatureDriverFor), so that they run beside the feature group's.
+func newFeatureDriverFor(layout contract.Layout, need release.Need, owner string) *featureDriver {
+	d := &featureDriver{layout: layout, need: need, owner: owner}
 	ginkgo.AfterAll(func(ctx context.Context) {
 		if d.opts == nil {
 			return
@@ -57,10 +67,10 @@ func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *bu
 	ginkgo.GinkgoHelper()
 	require(ctx, d.need, nil)
 	if d.opts == nil {
-		o := env.FeatureDriver(d.layout)
-		framework.ExpectNoError(env.ClearFeatureDriverPlace(ctx, o, ginkgo.GinkgoWriter), "making way for the %s driver", d.layout)
+		o := env.FeatureDriverFor(d.layout, d.owner)
+		framework.ExpectNoError(env.ClearFeatureDriverPlace(ctx, o, ginkgo.GinkgoWriter), "making way for the %s driver %s", d.layout, o.DriverName)
 		d.opts = &o
-		framework.ExpectNoError(deploy.Install(ctx, env.Client, env.Dynamic, o), "installing the %s driver", d.layout)
+		framework.ExpectNoError(deploy.Install(ctx, env.Client, env.Dynamic, o), "installing the %s driver %s", d.layout, o.DriverName)
 		expectLayoutKept(ctx, o)
 	}
 	b := newBuilder(f)

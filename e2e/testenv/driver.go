@@ -121,9 +121,23 @@ func clearDriverPlace(ctx context.Context, env *Env, driver deploy.Options, prog
 // the suite's own driver and every other spec see the devices they always
 // did. It reaches kube-apiserver as the suite's driver does.
 func (e *Env) FeatureDriver(layout contract.Layout) deploy.Options {
+	return e.FeatureDriverFor(layout, "")
+}
+
+// FeatureDriverFor is FeatureDriver for owner (an allocator scheduler's
+// specs, which run beside the feature group's own instance of the layout):
+// a namespace, driver name and class of its own again, so neither
+// instance's claims take the other's devices. owner "" is the feature
+// group's instance.
+func (e *Env) FeatureDriverFor(layout contract.Layout, owner string) deploy.Options {
+	ns, name := e.Driver.Namespace+"-"+string(layout), string(layout)+"."+contract.DriverName
+	if owner != "" {
+		ns += "-" + owner
+		name = contract.InstanceDriverName(string(layout), owner)
+	}
 	return deploy.Options{
-		Namespace: e.Driver.Namespace + "-" + string(layout), Image: e.Driver.Image,
-		DriverName: string(layout) + "." + contract.DriverName, Layout: layout,
+		Namespace: ns, Image: e.Driver.Image,
+		DriverName: name, Layout: layout,
 		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
 		// Labelled with the run as the suite's own driver is, and never
 		// kept: its group removes it, so one found later is a killed run's.

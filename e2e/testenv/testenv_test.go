@@ -61,6 +61,32 @@ func TestFeatureDriverIsASecondInstance(t *testing.T) {
 	}
 }
 
+// An allocator's instance of a layout runs beside the feature group's: it
+// shares no name, class or namespace with it, and every name stays within
+// what the API takes, for every layout and allocator.
+func TestFeatureDriverForAnOwnerIsAThirdInstance(t *testing.T) {
+	e := envOf(t, "1.37", "default")
+	for _, layout := range []contract.Layout{contract.LayoutPlain, contract.LayoutPartitionable, contract.LayoutTainted, contract.LayoutShared} {
+		group := e.FeatureDriver(layout)
+		seen := map[string]bool{group.DriverName: true, group.DeviceClass: true, group.Namespace: true}
+		for _, owner := range []string{"stable", "incubating", "experimental"} {
+			o := e.FeatureDriverFor(layout, owner)
+			for _, name := range []string{o.DriverName, o.DeviceClass, o.Namespace} {
+				if seen[name] {
+					t.Errorf("%s for %s: %q is another instance's too", layout, owner, name)
+				}
+				if len(name) > contract.MaxDriverName {
+					t.Errorf("%s for %s: %q is %d characters, the API takes %d", layout, owner, name, len(name), contract.MaxDriverName)
+				}
+			}
+			seen[o.DriverName], seen[o.Namespace] = true, true
+			if o.Layout != layout || o.Image != e.Driver.Image || o.RunID != e.Driver.RunID || o.Kept {
+				t.Errorf("instance %+v", o)
+			}
+		}
+	}
+}
+
 func TestReleaseMatchesRefusesWhatTheServerContradicts(t *testing.T) {
 	for _, ok := range [][2]string{{"1.35", "v1.35.8"}, {"1.35", "v1.35.4"}, {"1.36.3", "v1.36.3"}, {"1.35", "v1.35.8+k3s1"}} {
 		if err := ReleaseMatches(ok[0], ok[1]); err != nil {

@@ -79,7 +79,24 @@ func ParseOutput(log string) (env map[string]string, ready bool, err error) {
 
 // DriverName is the bundled driver's name (also its CDI vendor and its
 // DeviceClass): the devices every spec but the feature groups use.
-const DriverName = "testdriver.e2e.adminaccess.example.com"
+const DriverName = "testdriver." + driverDomain
+
+// driverDomain is the domain under which every instance of the bundled
+// driver is named.
+const driverDomain = "e2e.adminaccess.example.com"
+
+// MaxDriverName is the longest driver name resource.k8s.io takes (a DNS
+// subdomain of at most 63 characters); a DeviceClass named after it also
+// names its implicit extended resource, whose name part has the same bound.
+const MaxDriverName = 63
+
+// InstanceDriverName names a further instance of the bundled driver, one
+// with layout for owner (an allocator's specs), without "testdriver." in
+// front: "partitionable.experimental.testdriver..." would pass
+// MaxDriverName.
+func InstanceDriverName(layout, owner string) string {
+	return layout + "." + owner + "." + driverDomain
+}
 
 // PlainDevices is how many plain devices DriverName publishes per node.
 const PlainDevices = 4
@@ -94,10 +111,11 @@ const SlotAttribute = "slot"
 
 // Slots is how many spare pools the bundled driver publishes on each node
 // beside its own: one for each core allocation promise (five) in the
-// allocation group and again under each of at most two other allocator
-// implementations (the allocators group), all of which run beside the
-// other specs. The suite's unit tests keep it enough for every release.
-const Slots = 15
+// allocation group, and under each of at most two other allocator
+// implementations (the allocators group) one for each core promise and one
+// for the prioritized list's, all of which run beside the other specs. The
+// suite's unit tests keep it enough for every release.
+const Slots = 17
 
 // SlotPool names a node's k-th spare pool (k >= 1); its own pool is named
 // after the node.
