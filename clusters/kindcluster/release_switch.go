@@ -53,20 +53,7 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 		// control plane's: which restarter it went through).
 		note func() string
 	}
-	loadImages := action{name: "load " + to.Minor + " images", run: func(ctx context.Context) error {
-		// Coming back down, the node still has the images it booted with.
-		if len(missingImages(cp, bits)) == 0 {
-			c.logf("the %s images are on %s already", to.Minor, cp)
-			return nil
-		}
-		if err := c.LoadImageArchive(bits.Archive(), cp); err != nil {
-			return err
-		}
-		if missing := missingImages(cp, bits); len(missing) > 0 {
-			return fmt.Errorf("images %v are not on %s after loading %s: the %s node image does not carry them", missing, cp, bits.Archive(), to.Minor)
-		}
-		return nil
-	}}
+	loadImages := action{name: "load " + to.Minor + " images", run: func(ctx context.Context) error { return c.loadReleaseImages(cp, bits) }}
 	var restarted Restart
 	control := action{name: "control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", run: func(ctx context.Context) (err error) {
 		restarted, err = c.switchControlPlaneImages(ctx, cp, bits)
@@ -97,6 +84,36 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	}
 	c.Release = to
 	return steps, nil
+}
+
+// LoadReleaseImages puts bits' control-plane images on the control-plane
+// node ahead of SwitchRelease, whose own load then finds them there: a
+// caller with idle time before the switch (the suite, while its parallel
+// specs run) takes the load out of the switch. Loading images starts and
+// stops nothing.
+func (c *Cluster) LoadReleaseImages(bits *nodesource.ReleaseBits) error {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return err
+	}
+	return c.loadReleaseImages(cp, bits)
+}
+
+// loadReleaseImages loads bits' images onto cp unless they are there.
+func (c *Cluster) loadReleaseImages(cp nodes.Node, bits *nodesource.ReleaseBits) error {
+	to := bits.Release
+	// Coming back down, the node still has the images it booted with.
+	if len(missingImages(cp, bits)) == 0 {
+		c.logf("the %s images are on %s already", to.Minor, cp)
+		return nil
+	}
+	if err := c.LoadImageArchive(bits.Archive(), cp); err != nil {
+		return err
+	}
+	if missing := missingImages(cp, bits); len(missing) > 0 {
+		return fmt.Errorf("images %v are not on %s after loading %s: the %s node image does not carry them", missing, cp, bits.Archive(), to.Minor)
+	}
+	return nil
 }
 
 // etcdManifest is etcd's static pod manifest on the control-plane node.
