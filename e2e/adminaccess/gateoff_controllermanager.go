@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
+	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -24,6 +28,10 @@ import (
 var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("cm-off")
 	inProfile(f, "controller-manager-off")
+	monitor := &gateOffDaemonSet{}
+	// After inProfile's BeforeAll: the DaemonSet is made with the gate off.
+	ginkgo.BeforeAll(func(ctx context.Context) { monitor.start(ctx, f.BaseName) })
+	ginkgo.AfterAll(func(ctx context.Context) { monitor.remove(ctx) })
 
 	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for an admin-access template", ginkgo.Label("metrics"), func(ctx context.Context) {
 		kep("metrics stay truthful while the controller cannot serve admin access")
@@ -66,22 +74,18 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
 	})
 
-	ginkgo.It("keeps one Pending pod per node for an admin-access DaemonSet, without churn, until the gate is back on", ginkgo.Label("daemonset"), func(ctx context.Context) {
+	ginkgo.It(daemonSetPendingSpec, ginkgo.Label("daemonset"), func(ctx context.Context) {
 		kep("the DaemonSet controller tolerates pods that must stay Pending")
 		requireGateSwitching(ctx)
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
-		framework.ExpectNoError(err)
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		framework.ExpectNoError(err)
-		want := len(nodes.Items)
-		ds := createDaemonSet(ctx, b, "admin-monitor", tmpl)
+		gomega.Expect(monitor.ns).NotTo(gomega.BeNil(), "the group's BeforeAll made the DaemonSet's namespace")
+		// The framework keeps its events and pods on failure, and deletes it after the spec.
+		f.AddNamespacesToDelete(monitor.ns)
+		b, tmpl, want := monitor.b, monitor.tmpl, monitor.want
 
 		ginkgo.By("one Pending pod per node, each told why no claim was made")
 		var pods []corev1.Pod
 		gomega.Eventually(ctx, func(ctx context.Context) error {
-			list, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{})
+			list, err := env.Client.CoreV1().Pods(b.Namespace).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
 			}
@@ -102,12 +106,16 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
 		gomega.Expect(claimsIn(ctx, b)).To(gomega.BeEmpty(), "no claim is created")
 
+		// The window began when the pods were first all there (before the
+		// group's first spec): a pod replaced since has another UID, which
+		// the old one never gets back, so the first look and every look
+		// after it, until stableFor has passed, must see the same pods.
 		ginkgo.By("no churn: the same pods stay, and the DaemonSet reports them unavailable")
-		stable := podUIDs(ctx, f.Namespace.Name)
-		gomega.Consistently(ctx, func(ctx context.Context) []string { return podUIDs(ctx, f.Namespace.Name) }).
-			WithTimeout(stableFor).Should(gomega.Equal(stable))
+		gomega.Consistently(ctx, func(ctx context.Context) []string { return podUIDs(ctx, b.Namespace) }).
+			WithTimeout(max(stableFor-time.Since(monitor.since), poll)).Should(gomega.Equal(monitor.first),
+			"the DaemonSet's pods, as uid/phase, since they were first all there %s ago", time.Since(monitor.since).Round(time.Second))
 		gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
-			d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+			d, err := env.Client.AppsV1().DaemonSets(b.Namespace).Get(ctx, monitor.name, metav1.GetOptions{})
 			if err != nil {
 				return appsv1.DaemonSetStatus{}, err
 			}
@@ -126,3 +134,68 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(want), "one claim per pod")
 	})
 })
+
+// daemonSetPendingSpec is the DaemonSet spec's sentence: the group's
+// BeforeAll makes its DaemonSet only where it will run.
+const daemonSetPendingSpec = "keeps one Pending pod per node for an admin-access DaemonSet, without churn, until the gate is back on"
+
+// gateOffDaemonSet is the DaemonSet spec's admin-access DaemonSet, made
+// with kube-controller-manager's gate off before the group's first spec
+// runs, so that its window of no churn passes while the first spec watches
+// its own window (the two windows at once: 15 s less), in a namespace of
+// its own, since the framework makes a spec's only when the spec starts.
+// What the first spec asserts holds with these pods there too: they get
+// no claim, so no count.
+type gateOffDaemonSet struct {
+	ns    *corev1.Namespace
+	b     *builder.Builder
+	tmpl  *resourceapi.ResourceClaimTemplate
+	name  string
+	want  int
+	first []string
+	// since is when the pods were first all there, as first.
+	since time.Time
+}
+
+// start makes the namespace (admin-labelled), the template and the
+// DaemonSet, and waits until it has a pod on every node.
+func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
+	if !gatesSwitchable() || !willRunSpec(suitePreview, daemonSetPendingSpec) {
+		return
+	}
+	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		// basename's prefix: inProfile's AfterAll deletes its pods before
+		// the gate comes back on, as it does for the specs' own.
+		GenerateName: basename + "-",
+		Labels:       map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged), env.Rel.AdminLabel: "true"},
+	}}, metav1.CreateOptions{})
+	framework.ExpectNoError(err, "creating the DaemonSet's namespace")
+	m.ns = ns
+	m.b = &builder.Builder{Namespace: ns.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
+		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
+	if env.Vendor != nil {
+		m.b.Command, m.b.AnyTaint = env.Vendor.WorkloadCommand, true
+	}
+	m.tmpl, err = m.b.CreateTemplate(ctx, m.b.Template(builder.AdminAccess()))
+	framework.ExpectNoError(err)
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	framework.ExpectNoError(err)
+	m.want, m.name = len(nodes.Items), "admin-monitor"
+	createDaemonSet(ctx, m.b, m.name, m.tmpl)
+	gomega.Eventually(ctx, func(ctx context.Context) []string {
+		m.first = podUIDs(ctx, ns.Name)
+		return m.first
+	}).WithTimeout(allocateTimeout).Should(gomega.HaveLen(m.want), "the DaemonSet %s has a pod on each of the %d nodes", m.name, m.want)
+	m.since = time.Now()
+}
+
+// remove deletes the namespace where the spec did not (it did not run to
+// its start).
+func (m *gateOffDaemonSet) remove(ctx context.Context) {
+	if m.ns == nil {
+		return
+	}
+	if err := env.Client.CoreV1().Namespaces().Delete(ctx, m.ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		framework.Logf("deleting namespace %s: %v", m.ns.Name, err)
+	}
+}

@@ -25,6 +25,17 @@ var specsToRun int
 // suitePreview is Ginkgo's preview of the run: which specs will run.
 var suitePreview ginkgo.Report
 
+// willRunSpec says whether the spec with that sentence (its It's text) is
+// among those the preview says will run.
+func willRunSpec(preview ginkgo.Report, text string) bool {
+	for _, s := range preview.SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending && s.LeafNodeText == text {
+			return true
+		}
+	}
+	return false
+}
+
 // willRun says whether a spec with the label is among those the preview
 // says will run.
 func willRun(preview ginkgo.Report, label string) bool {
