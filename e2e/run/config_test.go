@@ -20,7 +20,7 @@ func env(kv ...string) func(string) (string, bool) {
 func TestResolve(t *testing.T) {
 	c := Resolve(env(), nil, "/repo")
 	for name, want := range map[string]string{"K8S_VERSION": "1.35", "K8S_VERSIONS": "1.35", "PROFILE": "default", "FEATURES": "defaults",
-		"CLUSTER_NAME": "dra-e2e", "NODE_IMAGE": "auto", "UPGRADE_NODE_IMAGE": "auto", "UPGRADE": "1", "PROCS": "3", "TIMEOUT": "60m",
+		"CLUSTER_NAME": "dra-e2e", "NODE_IMAGE": "auto", "UPGRADE_NODE_IMAGE": "auto", "UPGRADE": "1", "PROCS": "4", "TIMEOUT": "60m",
 		"ARTIFACTS": "/repo/_artifacts", "BENCH_REPEAT": "3", "REGISTRY_PORT": "5001", "LABELS": "", "KUBECONFIG": ""} {
 		if got := c.Get(name); got != want {
 			t.Errorf("default %s=%q, want %q", name, got, want)
