@@ -37,9 +37,10 @@ import (
 // for everything else: the core promises and the prioritized list's each
 // in a spare pool of its own, the other feature groups' promises on driver
 // instances of their own (featurePromisesBeside). With a driver of the
-// user's own (one set of devices) or a cluster made with another feature
-// set, the whole group runs Serial on the cluster's kube-scheduler, moved
-// to each set and back (allocatorsMoved).
+// user's own (one set of devices), the whole group runs Serial on the
+// cluster's kube-scheduler, moved to each set and back; on a cluster made
+// with another feature set, Serial on the cluster's kube-scheduler as it
+// is (allocatorsMoved).
 //
 // The groups are built from the release given on the command line (the
 // release table is known before the tree is); 1.33 has one implementation
@@ -68,7 +69,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 					inSlot(slot)
 					since := metav1.Now()
 					p.run(ctx, f)
-					expectAllocatedBy(ctx, s.allocator, since)
+					expectAllocatedBy(ctx, s.allocator, since, f.Namespace.Name)
 				})
 			}
 		})
@@ -139,7 +140,7 @@ func allocatorPromises(f *framework.Framework, allocator string, set release.Fea
 			requireNodeAccess(ctx)
 			since := metav1.Now()
 			p.run(ctx, f)
-			expectAllocatedBy(ctx, allocator, since)
+			expectAllocatedBy(ctx, allocator, since, f.Namespace.Name)
 		})
 	}
 	featurePromisesUnder(f, allocator, set)
@@ -189,7 +190,7 @@ func featurePromisesUnder(f *framework.Framework, allocator string, set release.
 	begin := func(ctx context.Context) func(context.Context) {
 		requireNodeAccess(ctx)
 		since := metav1.Now()
-		return func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since) }
+		return func(ctx context.Context) { expectAllocatedBy(ctx, allocator, since, f.Namespace.Name) }
 	}
 	for _, g := range featureGroupsFor(set) {
 		var d *featureDriver
@@ -223,7 +224,7 @@ func featurePromisesBeside(s allocatorScheduler, n int) {
 					inSlot(allocatorSlot(n, len(corePromises)))
 				}
 				since := metav1.Now()
-				return func(ctx context.Context) { expectAllocatedBy(ctx, s.allocator, since) }
+				return func(ctx context.Context) { expectAllocatedBy(ctx, s.allocator, since, f.Namespace.Name) }
 			})
 		})
 	}
@@ -273,13 +274,16 @@ func moveScheduler(ctx context.Context, set release.FeatureSet) {
 }
 
 // expectAllocatedBy checks the log of the kube-scheduler that allocated
-// since the spec started: every allocation it began comes from the
-// implementation allocator, and there was at least one.
-func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time) {
+// since the spec started: every allocation it began for a pod of the
+// spec's namespace comes from the implementation allocator, and there was
+// at least one. Only that namespace's lines count: specs running at once
+// share an allocator scheduler, and another's allocations must not pass
+// for a spec whose pods that scheduler never saw.
+func expectAllocatedBy(ctx context.Context, allocator string, since metav1.Time, namespace string) {
 	ginkgo.GinkgoHelper()
 	raw := schedulerLog(ctx, since)
-	seen := observe.AllocatorsInLog(raw)
+	seen := observe.AllocatorsInLogFor(raw, namespace)
 	gomega.Expect(seen).To(gomega.And(gomega.HaveKey(allocator), gomega.HaveLen(1)),
-		"kube-scheduler's \"Starting allocation\" lines since %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
-		since.Format(time.RFC3339), kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(raw, "\n"), "\n"), 5), "\n"))
+		"kube-scheduler's \"Starting allocation\" lines since %s for pods in %s, by implementation (it logs them at --vmodule=%s): the release table says %s; last lines:\n%s",
+		since.Format(time.RFC3339), namespace, kindcluster.AllocatorVModule, allocator, strings.Join(lastOf(strings.Split(strings.TrimRight(raw, "\n"), "\n"), 5), "\n"))
 }

@@ -17,11 +17,24 @@ var startingAllocation = regexp.MustCompile(`\s(allocator(?:_([a-z]+))?)\.go:\d+
 // log by implementation: stable, incubating, experimental, or "structured"
 // for the single implementation of 1.33.
 func AllocatorsInLog(log string) map[string]int {
+	return AllocatorsInLogFor(log, "")
+}
+
+// AllocatorsInLogFor is AllocatorsInLog for the pods of one namespace
+// only (kube-scheduler's logger carries the pod, pod="ns/name"): where
+// specs running at once share a kube-scheduler, each counts its own pods'
+// allocations. namespace "" counts every line.
+func AllocatorsInLogFor(log, namespace string) map[string]int {
 	out := map[string]int{}
 	for _, line := range strings.Split(log, "\n") {
 		m := startingAllocation.FindStringSubmatch(line)
 		if m == nil {
 			continue
+		}
+		if namespace != "" {
+			if p := podValue.FindStringSubmatch(line); p == nil || !strings.HasPrefix(p[1], namespace+"/") {
+				continue
+			}
 		}
 		name := m[2]
 		if name == "" {

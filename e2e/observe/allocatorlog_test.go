@@ -22,6 +22,27 @@ I1125 05:01:06.000001       1 allocator_stable.go:123] "Starting allocation" num
 	}
 }
 
+// A kube-scheduler that specs share: each counts its own namespace's pods
+// (lines as 1.36.3 writes them), and a namespace that is a prefix of
+// another's takes none of its lines.
+func TestAllocatorsInLogForCountsOneNamespacesPods(t *testing.T) {
+	log := strings.Join([]string{
+		`I1126 22:24:37.497786       1 allocator_stable.go:123] "Starting allocation" logger="FilterWithNominatedPods" pod="alloc-stable-9119/pod-2" numClaims=1 numSlices=36`,
+		`I1126 22:24:38.901897       1 allocator_stable.go:123] "Starting allocation" logger="FilterWithNominatedPods" pod="alloc-stable-91190/pod-4" numClaims=1 numSlices=36`,
+		`I1126 22:24:39.000000       1 allocator_incubating.go:166] "Starting allocation" logger="FilterWithNominatedPods" pod="alloc-stable-9119/pod-6" numClaims=1`,
+		`I1126 22:24:40.000000       1 allocator_stable.go:123] "Starting allocation" numClaims=1 numSlices=36`,
+	}, "\n")
+	if got, want := AllocatorsInLogFor(log, "alloc-stable-9119"), map[string]int{"stable": 1, "incubating": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := AllocatorsInLogFor(log, "other"); len(got) != 0 {
+		t.Errorf("got %v for a namespace with no pods in the log", got)
+	}
+	if got, want := AllocatorsInLogFor(log, ""), map[string]int{"stable": 3, "incubating": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("every line: got %v, want %v", got, want)
+	}
+}
+
 // Lines as kube-scheduler 1.36.3 writes them at --vmodule=allocator*=7
 // (the allocator's values after the pod its logger carries; a device that
 // klog prints as a structure has no device="..." form).
