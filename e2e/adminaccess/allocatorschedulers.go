@@ -1,10 +1,11 @@
 package adminaccess
 
 // A kube-scheduler per other allocator implementation, beside the
-// cluster's own: the allocators group's core promises run under it in the
-// parallel part of the run, where moving the cluster's kube-scheduler to
-// another feature set would change the allocator of every spec running
-// beside them (and so had to wait for the Serial part, alone).
+// cluster's own: the allocators group's specs (the core promises and the
+// feature groups' promises) run under it in the parallel part of the run,
+// where moving the cluster's kube-scheduler to another feature set would
+// change the allocator of every spec running beside them (and so had to
+// wait for the Serial part, alone).
 
 import (
 	"context"

@@ -78,8 +78,10 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		kep("the DaemonSet controller tolerates pods that must stay Pending")
 		requireGateSwitching(ctx)
 		gomega.Expect(monitor.ns).NotTo(gomega.BeNil(), "the group's BeforeAll made the DaemonSet's namespace")
-		// The framework keeps its events and pods on failure, and deletes it after the spec.
+		// The framework keeps its events and pods on failure, and deletes it
+		// after the spec (so remove need not).
 		f.AddNamespacesToDelete(monitor.ns)
+		monitor.handedOver = true
 		b, tmpl, want := monitor.b, monitor.tmpl, monitor.want
 
 		ginkgo.By("one Pending pod per node, each told why no claim was made")
@@ -155,12 +157,16 @@ type gateOffDaemonSet struct {
 	first []string
 	// since is when the pods were first all there, as first.
 	since time.Time
+	// handedOver: the spec gave the namespace to its framework.
+	handedOver bool
 }
 
 // start makes the namespace (admin-labelled), the template and the
 // DaemonSet, and waits until it has a pod on every node.
 func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
-	if !gatesSwitchable() || !willRunSpec(suitePreview, daemonSetPendingSpec) {
+	// Where the spec will skip (gates locked, a driver of the user's own,
+	// which the group does not run with) or not run, nothing is made.
+	if !gatesSwitchable() || env.Vendor != nil || !willRunSpec(suitePreview, daemonSetPendingSpec) {
 		return
 	}
 	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
@@ -173,9 +179,6 @@ func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
 	m.ns = ns
 	m.b = &builder.Builder{Namespace: ns.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
 		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
-	if env.Vendor != nil {
-		m.b.Command, m.b.AnyTaint = env.Vendor.WorkloadCommand, true
-	}
 	m.tmpl, err = m.b.CreateTemplate(ctx, m.b.Template(builder.AdminAccess()))
 	framework.ExpectNoError(err)
 	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -189,10 +192,10 @@ func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
 	m.since = time.Now()
 }
 
-// remove deletes the namespace where the spec did not (it did not run to
-// its start).
+// remove deletes the namespace where the spec did not hand it to its
+// framework (it failed or skipped before).
 func (m *gateOffDaemonSet) remove(ctx context.Context) {
-	if m.ns == nil {
+	if m.ns == nil || m.handedOver {
 		return
 	}
 	if err := env.Client.CoreV1().Namespaces().Delete(ctx, m.ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

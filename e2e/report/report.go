@@ -361,8 +361,8 @@ func Read(path string) (Report, error) {
 // groupOf is the timeline's group of a spec: its outermost container, and
 // apart from it the part of that container that is Serial (the allocators
 // group with a driver of the user's own, or on a cluster made with a
-// feature set of its own), which runs in the Serial part of the run while the rest ran beside the
-// other groups.
+// feature set of its own), which runs in the Serial part of the run while
+// the rest ran beside the other groups.
 func groupOf(s types.SpecReport) string {
 	name := s.ContainerHierarchyTexts[0]
 	if !strings.Contains(name, timeline.SerialMark) && slices.Contains(s.Labels(), "Serial") {

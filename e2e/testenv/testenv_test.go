@@ -61,6 +61,34 @@ func TestFeatureDriverIsASecondInstance(t *testing.T) {
 	}
 }
 
+// otherAllocators are the implementations some release's allocators group
+// runs under a kube-scheduler of its own (every feature set but the
+// defaults), each once.
+func otherAllocators(t *testing.T) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, minor := range release.Minors() {
+		rel, err := release.Get(minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range rel.FeatureSets()[1:] {
+			a, err := rel.AllocatorFor(set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no release has another allocator")
+	}
+	return out
+}
+
 // An allocator's instance of a layout runs beside the feature group's: it
 // shares no name, class or namespace with it, and every name stays within
 // what the API takes, for every layout and allocator.
@@ -69,7 +97,7 @@ func TestFeatureDriverForAnOwnerIsAThirdInstance(t *testing.T) {
 	for _, layout := range []contract.Layout{contract.LayoutPlain, contract.LayoutPartitionable, contract.LayoutTainted, contract.LayoutShared} {
 		group := e.FeatureDriver(layout)
 		seen := map[string]bool{group.DriverName: true, group.DeviceClass: true, group.Namespace: true}
-		for _, owner := range []string{"stable", "incubating", "experimental"} {
+		for _, owner := range otherAllocators(t) {
 			o := e.FeatureDriverFor(layout, owner)
 			for _, name := range []string{o.DriverName, o.DeviceClass, o.Namespace} {
 				if seen[name] {
