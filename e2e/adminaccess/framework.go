@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/test/e2e/framework"
 	admissionapi "k8s.io/pod-security-admission/api"
 
@@ -91,14 +93,31 @@ func newAnyDriverFramework(name string) *framework.Framework {
 }
 
 func newBuilder(f *framework.Framework) *builder.Builder {
+	return builderIn(f.Namespace.Name, f.ClientSet)
+}
+
+// builderIn is newBuilder for a namespace the spec's framework did not
+// make (one a group makes before its specs start).
+func builderIn(namespace string, client kubernetes.Interface) *builder.Builder {
 	b := &builder.Builder{
-		Namespace: f.Namespace.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
-		Image: env.Driver.Image, Client: f.ClientSet, DRA: env.DRA, SchedulerName: specScheduler,
+		Namespace: namespace, Class: deviceClass(), DriverName: env.Driver.DriverName,
+		Image: env.Driver.Image, Client: client, DRA: env.DRA, SchedulerName: specScheduler,
 	}
 	if env.Vendor != nil {
 		b.Command, b.AnyTaint = env.Vendor.WorkloadCommand, true
 	}
 	return b
+}
+
+// privilegedNamespace creates a namespace named from generateName, outside
+// any spec's framework, whose pods may run privileged (as the framework's
+// namespaces of this suite may), with labels besides.
+func privilegedNamespace(ctx context.Context, generateName string, labels map[string]string) (*corev1.Namespace, error) {
+	all := map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged)}
+	for k, v := range labels {
+		all[k] = v
+	}
+	return env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: generateName, Labels: all}}, metav1.CreateOptions{})
 }
 
 // setNamespaceLabel sets (or with value nil, removes) one label of a namespace.

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
-	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -169,16 +168,12 @@ func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
 	if !gatesSwitchable() || env.Vendor != nil || !willRunSpec(suitePreview, daemonSetPendingSpec) {
 		return
 	}
-	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		// basename's prefix: inProfile's AfterAll deletes its pods before
-		// the gate comes back on, as it does for the specs' own.
-		GenerateName: basename + "-",
-		Labels:       map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged), env.Rel.AdminLabel: "true"},
-	}}, metav1.CreateOptions{})
+	// basename's prefix: inProfile's AfterAll deletes its pods before the
+	// gate comes back on, as it does for the specs' own.
+	ns, err := privilegedNamespace(ctx, basename+"-", map[string]string{env.Rel.AdminLabel: "true"})
 	framework.ExpectNoError(err, "creating the DaemonSet's namespace")
 	m.ns = ns
-	m.b = &builder.Builder{Namespace: ns.Name, Class: deviceClass(), DriverName: env.Driver.DriverName,
-		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
+	m.b = builderIn(ns.Name, env.Client)
 	m.tmpl, err = m.b.CreateTemplate(ctx, m.b.Template(builder.AdminAccess()))
 	framework.ExpectNoError(err)
 	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

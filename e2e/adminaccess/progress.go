@@ -28,19 +28,20 @@ var suitePreview ginkgo.Report
 // willRunSpec says whether the spec with that sentence (its It's text) is
 // among those the preview says will run.
 func willRunSpec(preview ginkgo.Report, text string) bool {
-	for _, s := range preview.SpecReports {
-		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending && s.LeafNodeText == text {
-			return true
-		}
-	}
-	return false
+	return previewRuns(preview, func(s types.SpecReport) bool { return s.LeafNodeText == text })
 }
 
 // willRun says whether a spec with the label is among those the preview
 // says will run.
 func willRun(preview ginkgo.Report, label string) bool {
+	return previewRuns(preview, func(s types.SpecReport) bool { return slices.Contains(s.Labels(), label) })
+}
+
+// previewRuns says whether a spec that matches is among those the preview
+// says will run.
+func previewRuns(preview ginkgo.Report, matches func(types.SpecReport) bool) bool {
 	for _, s := range preview.SpecReports {
-		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending && slices.Contains(s.Labels(), label) {
+		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped && s.State != types.SpecStatePending && matches(s) {
 			return true
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
-	admissionapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -61,10 +60,7 @@ func settle(ctx context.Context, after string) {
 	// which link was late.
 	published := time.Since(start)
 
-	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "settle-",
-		Labels:       map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged)},
-	}}, metav1.CreateOptions{})
+	ns, err := privilegedNamespace(ctx, "settle-", nil)
 	framework.ExpectNoError(err, "creating the namespace of the settle pods")
 	// Gone in any case, also when a wait below fails: its pods would hold
 	// devices the next specs count on.
