@@ -23,67 +23,86 @@ const (
 	Present Policy = "present"
 )
 
-// ensure returns a node image for release r that exists in the local Docker:
-// an explicit reference as given (pulled if absent); otherwise our offline
-// build's tag if present, kind's published image (pinned by digest) if present
-// or pullable, and only then an offline build, where one can run here. The
-// offline builder only builds: this is the one place that decides.
+// ensure returns a node image for release r that exists in the local Docker,
+// building it where locate says a build is the way.
 func (s *source) ensure(ctx context.Context, r release.Release) (string, error) {
+	ref, build, err := s.locate(ctx, r)
+	if err != nil || build == nil {
+		return ref, err
+	}
+	fmt.Fprintf(s.builder.Progress, "node-image: building %s from Go modules and Debian packages\n", build.tag)
+	return build.tag, s.builder.Build(ctx, build.recipe, build.tag)
+}
+
+// toBuild is an offline build that locate found to be the way: the recipe
+// and the tag its node image gets.
+type toBuild struct {
+	recipe nodeimage.Recipe
+	tag    string
+}
+
+// locate finds a node image for release r in the local Docker: an explicit
+// reference as given (pulled if absent); otherwise our offline build's tag
+// if present, kind's published image (pinned by digest) if present or
+// pullable; and only then, where one can run here, it returns the offline
+// build to make (what to build, the whole node image or a switch's bits, is
+// the caller's). The offline builder only builds: this is the one place
+// that decides.
+func (s *source) locate(ctx context.Context, r release.Release) (string, *toBuild, error) {
 	src, b := s.spec, s.builder
 	switch src {
 	case Auto, Pull, Build, Present:
 	default:
 		if strings.Contains(string(src), ":") { // an explicit image reference
 			if present(ctx, string(src)) {
-				return string(src), nil
+				return string(src), nil, nil
 			}
-			return string(src), pull(ctx, string(src))
+			return string(src), nil, pull(ctx, string(src))
 		}
-		return "", fmt.Errorf("unknown node image source %q: use auto, pull, build, present or an image reference", src)
+		return "", nil, fmt.Errorf("unknown node image source %q: use auto, pull, build, present or an image reference", src)
 	}
 	if src == Pull {
 		if r.Published == "" {
-			return "", fmt.Errorf("kind %s publishes no node image of Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Version)
+			return "", nil, fmt.Errorf("kind %s publishes no node image of Kubernetes %s: use NODE_IMAGE=build (or auto), or an image reference", release.KindVersion, r.Version)
 		}
-		return r.Published, pull(ctx, r.Published)
+		return r.Published, nil, pull(ctx, r.Published)
 	}
 	rec, err := b.Recipe(ctx, r)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tag, err := rec.Tag()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if present(ctx, tag) {
 		fmt.Fprintf(b.Progress, "node-image: %s is present\n", tag)
-		return tag, nil
+		return tag, nil, nil
 	}
 	if src == Build {
 		if err := nodeimage.CanBuild(); err != nil {
-			return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
+			return "", nil, fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
 		}
-		return tag, b.Build(ctx, rec, tag)
+		return "", &toBuild{recipe: rec, tag: tag}, nil
 	}
 	if r.Published != "" && present(ctx, r.Published) {
 		fmt.Fprintf(b.Progress, "node-image: %s is present\n", r.Published)
-		return r.Published, nil
+		return r.Published, nil, nil
 	}
 	if src == Present {
-		return "", fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, orNone(r.Published), r.Minor)
+		return "", nil, fmt.Errorf("no node image for Kubernetes %s is present (neither %s nor %s); make node-image K8S_VERSION=%s makes one", r.Minor, tag, orNone(r.Published), r.Minor)
 	}
 	if r.Published == "" {
 		fmt.Fprintf(b.Progress, "node-image: kind %s publishes no node image of Kubernetes %s\n", release.KindVersion, r.Version)
 	} else if err := pull(ctx, r.Published); err == nil {
-		return r.Published, nil
+		return r.Published, nil, nil
 	} else {
 		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled: %s\n", r.Published, oneLine(err.Error()))
 	}
 	if err := nodeimage.CanBuild(); err != nil {
-		return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
+		return "", nil, fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
 	}
-	fmt.Fprintf(b.Progress, "node-image: building %s from Go modules and Debian packages\n", tag)
-	return tag, b.Build(ctx, rec, tag)
+	return "", &toBuild{recipe: rec, tag: tag}, nil
 }
 
 func present(ctx context.Context, image string) bool {

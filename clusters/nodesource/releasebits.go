@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
@@ -183,4 +185,100 @@ func ControlPlaneRefs(list, version string) ([]string, error) {
 		return nil, fmt.Errorf("no image for %s among %d images", strings.Join(missing, ", "), len(strings.Fields(list)))
 	}
 	return refs, nil
+}
+
+func (s *source) ReleaseBits(ctx context.Context, r release.Release, dir string) (*ReleaseBits, error) {
+	ref, build, err := s.locate(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if build == nil {
+		img, err := Inspect(ctx, ref, r)
+		if err != nil {
+			return nil, err
+		}
+		return ExtractReleaseBits(ctx, img, dir)
+	}
+	// Bits built without their node image are keyed by the tag that image
+	// would have: the same recipe gives the same files.
+	id, what := "built "+build.tag, build.tag+" (its kubelet and control-plane images, built without the rest of the node image)"
+	if bits, ok := cachedBits(dir, id, build.recipe.Release); ok {
+		bits.Image = what
+		return bits, nil
+	}
+	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
+		return nil, err
+	}
+	bits := &ReleaseBits{Release: build.recipe.Release, Image: what, Dir: dir}
+	b := *s.builder
+	b.Yield = true
+	if bits.Images, err = b.BuildSwitchBits(ctx, build.recipe, nodeimage.SwitchBits{Kubelet: bits.Kubelet(), Archive: bits.Archive()}); err != nil {
+		return nil, err
+	}
+	return bits, saveBits(bits, id)
+}
+
+// bitsStatus is the file a getter of release bits that runs beside a suite
+// (e2e-cluster upgrade-bits, started by the runner) leaves for the suite:
+// the bits, or why there are none.
+type bitsStatus struct {
+	Version string                       `json:"version,omitempty"`
+	Image   string                       `json:"image,omitempty"`
+	Dir     string                       `json:"dir,omitempty"`
+	Images  map[profile.Component]string `json:"images,omitempty"`
+	Error   string                       `json:"error,omitempty"`
+}
+
+// WriteBitsStatus writes file, atomically: bits, or err where getting
+// them failed.
+func WriteBitsStatus(file string, bits *ReleaseBits, err error) error {
+	var st bitsStatus
+	if err != nil {
+		st.Error = err.Error()
+	} else {
+		st = bitsStatus{Version: bits.Release.Version, Image: bits.Image, Dir: bits.Dir, Images: bits.Images}
+	}
+	data, merr := json.Marshal(st)
+	if merr != nil {
+		return merr
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// ReadBitsStatus reads what WriteBitsStatus wrote of release r's bits:
+// done is false while there is no file yet; err is the getter's failure, or
+// a file that does not describe whole bits of r.
+func ReadBitsStatus(file string, r release.Release) (bits *ReleaseBits, done bool, err error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	var st bitsStatus
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", file, err)
+	}
+	if st.Error != "" {
+		return nil, true, errors.New(st.Error)
+	}
+	at, err := r.AtPatch(st.Version)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: %w", file, err)
+	}
+	bits = &ReleaseBits{Release: at, Image: st.Image, Dir: st.Dir, Images: st.Images}
+	for _, comp := range profile.ControlPlane {
+		if bits.Images[comp] == "" {
+			return nil, true, fmt.Errorf("%s: no image of %s", file, comp)
+		}
+	}
+	if _, err := os.Stat(bits.Kubelet()); err != nil {
+		return nil, true, fmt.Errorf("%s: %w", file, err)
+	}
+	return bits, true, checkTar(bits.Archive())
 }

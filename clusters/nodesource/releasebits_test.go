@@ -3,6 +3,7 @@ package nodesource
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,5 +87,49 @@ func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
 	os.WriteFile(b.Archive(), archive.Bytes()[:513], 0o644)
 	if _, ok := cachedBits(dir, "sha256:one", r); ok {
 		t.Fatal("a cut archive must be extracted again")
+	}
+}
+
+// The status file the runner's getter leaves for the suite: nothing yet,
+// then the bits at the patch they run (or the getter's error as it said
+// it), and bits whose files are not whole are refused.
+func TestBitsStatusSaysWhatTheGetterGot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "upgrade-bits.json")
+	r, _ := release.Get("1.36")
+	if _, done, err := ReadBitsStatus(file, r); done || err != nil {
+		t.Fatalf("no file yet: done %t, %v", done, err)
+	}
+	if err := WriteBitsStatus(file, nil, errors.New("release bits of 1.36.3: go build: exit status 1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, done, err := ReadBitsStatus(file, r); !done || err == nil || err.Error() != "release bits of 1.36.3: go build: exit status 1" {
+		t.Fatalf("a failed getter: done %t, %v", done, err)
+	}
+	at, _ := r.AtPatch("v1.36.4")
+	b := &ReleaseBits{Release: at, Image: "kindest/node:v1.36.4", Dir: dir, Images: map[profile.Component]string{
+		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
+	os.WriteFile(b.Kubelet(), []byte("binary"), 0o755)
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
+	tw.Write([]byte("{}"))
+	tw.Close()
+	os.WriteFile(b.Archive(), archive.Bytes(), 0o644)
+	if err := WriteBitsStatus(file, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, done, err := ReadBitsStatus(file, r)
+	if !done || err != nil || got.Release.Version != "1.36.4" || got.Images[profile.Scheduler] != "s" || got.Image != b.Image || got.Dir != dir {
+		t.Fatalf("bits: done %t, %v, %+v", done, err, got)
+	}
+	os.WriteFile(b.Archive(), archive.Bytes()[:513], 0o644)
+	if _, done, err := ReadBitsStatus(file, r); !done || err == nil {
+		t.Fatalf("a cut archive: done %t, %v", done, err)
+	}
+	delete(b.Images, profile.Scheduler)
+	WriteBitsStatus(file, b, nil)
+	if _, _, err := ReadBitsStatus(file, r); err == nil || !strings.Contains(err.Error(), "no image of kube-scheduler") {
+		t.Fatalf("an image missing: %v", err)
 	}
 }

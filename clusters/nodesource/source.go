@@ -29,6 +29,11 @@ import (
 // Source gives a release's node image, present in the local Docker.
 type Source interface {
 	NodeImage(ctx context.Context, r release.Release) (Image, error)
+	// ReleaseBits gets r's kubelet and control-plane images for an in-place
+	// switch into dir: out of a node image of r where one is present or
+	// can be pulled, else built alone (not the whole node image) at the
+	// lowest CPU priority, since they are got beside a run.
+	ReleaseBits(ctx context.Context, r release.Release, dir string) (*ReleaseBits, error)
 }
 
 // Image is a kind node image in the local Docker.

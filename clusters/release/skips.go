@@ -49,7 +49,7 @@ type Mode struct {
 	Existing bool
 	// NodeAccess: its nodes are kind containers on this machine.
 	NodeAccess bool
-	// UpgradeImage: the next release's node image was given (make e2e gets it unless UPGRADE=0).
+	// UpgradeImage: the next release's node image, or its bits, were given (make e2e gets them unless UPGRADE=0).
 	UpgradeImage bool
 	// VendorDriver: the run claims the devices of a driver the user named
 	// (DRIVER, DEVICE_CLASS) instead of installing the bundled one.

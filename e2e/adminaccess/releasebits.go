@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
@@ -13,13 +15,22 @@ import (
 )
 
 // releaseBits are the control-plane images and kubelets of both releases of
-// the upgrade spec, taken out of the two node images (a container of each
-// and an export of its images: 16 s on a 2-core VM when not cached) while
-// the parallel specs run, so that the Serial part, which nothing shortens
-// by running beside it, does not wait for them. The next release's images
-// are then loaded onto the control-plane node as well (5-6 s that the
-// switch would otherwise spend).
+// the upgrade spec, got while the parallel specs run, so that the Serial
+// part, which nothing shortens by running beside it, does not wait for
+// them. The cluster's own release's are taken out of its node image (a
+// container and an export of its images: 16 s on a 2-core VM when not
+// cached). The next release's come from the runner, which gets them beside
+// the steps before the suite and the suite itself (--upgrade-bits: on a
+// machine without that release's node image, minutes of compiling), or, with
+// --upgrade-node-image, out of that image as the cluster's own. The next
+// release's images are then loaded onto the control-plane node as well
+// (5-6 s that the switch would otherwise spend).
 var releaseBits bitsAhead
+
+// bitsBesideTimeout bounds the wait for the next release's bits that the
+// runner gets beside the suite: built on a cold 2-core VM, at the lowest
+// CPU priority, they take minutes more than the suite leaves them.
+const bitsBesideTimeout = 30 * time.Minute
 
 // bitsAhead is an extraction begun early and waited for once.
 type bitsAhead struct {
@@ -34,10 +45,9 @@ type bitsAhead struct {
 // begin starts the extraction where the upgrade spec will run: on the
 // process that runs the Serial specs (1), with the spec not filtered out,
 // the next release's node image given and release switching not a declared
-// skip. The extraction is bounded by restoreTimeout, as a cleanup that
-// puts the cluster back is.
+// skip.
 func (a *bitsAhead) begin() {
-	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || env.UpgradeNodeImage == "" || env.Cluster == nil {
+	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || (env.UpgradeNodeImage == "" && env.UpgradeBits == "") || env.Cluster == nil {
 		return
 	}
 	if _, declared := env.Rel.DeclaredSkip(release.NeedReleaseSwitching, env.Mode()); declared {
@@ -51,9 +61,7 @@ func (a *bitsAhead) begin() {
 	a.done = make(chan struct{})
 	go func() {
 		defer close(a.done)
-		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-		defer cancel()
-		a.up, a.down, a.err = extractBoth(ctx, from, to)
+		a.up, a.down, a.err = extractBoth(context.Background(), from, to)
 		if a.err != nil {
 			return
 		}
@@ -76,6 +84,13 @@ func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits,
 	}
 	select {
 	case <-a.done:
+	default:
+		framework.Logf("waiting for the next release's bits (%s)", orImage(env.UpgradeBits, env.UpgradeNodeImage))
+		start := time.Now()
+		defer func() { framework.Logf("the next release's bits came after %s", time.Since(start).Round(time.Second)) }()
+	}
+	select {
+	case <-a.done:
 		if a.preload != "" {
 			framework.Logf("loading the %s images ahead failed, the switch loads them: %s", a.up.Release.Minor, a.preload)
 		}
@@ -85,21 +100,56 @@ func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits,
 	}
 }
 
-// extractBoth takes the release bits out of the next release's node image
-// and the cluster's own.
+// extractBoth gets the release bits of the next release (see releaseBits)
+// and takes the cluster's own release's out of its node image; each step
+// is bounded by restoreTimeout, as a cleanup that puts the cluster back is,
+// and the wait for bits got beside the suite by bitsBesideTimeout.
 func extractBoth(ctx context.Context, from, to release.Release) (up, down *nodesource.ReleaseBits, err error) {
 	dir := filepath.Join(cfg.OutputDir, "release-bits")
-	upImage, err := nodesource.Inspect(ctx, env.UpgradeNodeImage, to)
-	if err != nil {
+	// The cluster's own first: the next release's may still be compiling.
+	if down, err = fromImage(ctx, env.NodeImage, from, filepath.Join(dir, from.Minor)); err != nil {
 		return nil, nil, err
 	}
-	if up, err = nodesource.ExtractReleaseBits(ctx, upImage, filepath.Join(dir, to.Minor)); err != nil {
-		return nil, nil, err
+	if env.UpgradeBits != "" {
+		up, err = besideBits(ctx, env.UpgradeBits, to)
+	} else {
+		up, err = fromImage(ctx, env.UpgradeNodeImage, to, filepath.Join(dir, to.Minor))
 	}
-	downImage, err := nodesource.Inspect(ctx, env.NodeImage, from)
-	if err != nil {
-		return nil, nil, err
-	}
-	down, err = nodesource.ExtractReleaseBits(ctx, downImage, filepath.Join(dir, from.Minor))
 	return up, down, err
+}
+
+// fromImage takes release r's bits out of node image ref into dir.
+func fromImage(ctx context.Context, ref string, r release.Release, dir string) (*nodesource.ReleaseBits, error) {
+	ctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+	defer cancel()
+	img, err := nodesource.Inspect(ctx, ref, r)
+	if err != nil {
+		return nil, err
+	}
+	return nodesource.ExtractReleaseBits(ctx, img, dir)
+}
+
+// besideBits waits for the status file of release r's bits that the
+// runner gets beside the suite, and reads it.
+func besideBits(ctx context.Context, status string, r release.Release) (bits *nodesource.ReleaseBits, err error) {
+	var done bool
+	poll := wait.PollUntilContextTimeout(ctx, 2*time.Second, bitsBesideTimeout, true, func(context.Context) (bool, error) {
+		bits, done, err = nodesource.ReadBitsStatus(status, r)
+		return done, nil
+	})
+	switch {
+	case poll != nil:
+		return nil, fmt.Errorf("the Kubernetes %s bits the runner gets beside the suite were not there after %s (no %s): %w", r.Minor, bitsBesideTimeout, status, poll)
+	case err != nil:
+		return nil, fmt.Errorf("getting the Kubernetes %s bits beside the suite failed: %w", r.Minor, err)
+	}
+	framework.Logf("the Kubernetes %s bits for the upgrade: %s", r.Minor, bits.Image)
+	return bits, nil
+}
+
+func orImage(status, image string) string {
+	if status != "" {
+		return "got by the runner beside the suite: " + status
+	}
+	return "out of " + image
 }

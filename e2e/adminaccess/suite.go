@@ -102,7 +102,8 @@ func registerFlags() {
 	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
 	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
 	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
-	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when empty)")
+	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when neither this nor --upgrade-bits is given)")
+	flag.StringVar(&cfg.UpgradeBits, "upgrade-bits", "", "status file of the next release's bits, which the runner gets beside the suite (e2e-cluster upgrade-bits --status), for the in-place upgrade spec")
 	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
 }
 

@@ -40,9 +40,13 @@ func GinkgoFlags(get func(string) string, prefix string, keep func(Variable) boo
 // built is what the steps before the suite made for one release.
 type built struct {
 	// nodeImage is the release's node image ("none" on an existing
-	// cluster), upgradeImage the next release's ("none" where the run
-	// needs none).
-	nodeImage, upgradeImage string
+	// cluster).
+	nodeImage string
+	// upgradeBits is the status file of the next release's bits, got
+	// beside the steps (empty where the run needs none), and stopBeside
+	// ends that getter, where it still runs, and waits for it.
+	upgradeBits string
+	stopBeside  func()
 	// driverTag and driverArchive are the bundled driver's image (no
 	// archive where the nodes pull TESTDRIVER_IMAGE).
 	driverTag, driverArchive string
@@ -70,11 +74,7 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, "./e2e", "--")
 	suite := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
 	args = append(args, SuiteFlags(suite.Get, nil)...)
-	upgrade := b.upgradeImage
-	if upgrade == "none" {
-		upgrade = ""
-	}
-	args = append(args, "--upgrade-node-image="+upgrade, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
+	args = append(args, "--upgrade-bits="+b.upgradeBits, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
 		"--timeline-file="+b.timeline, "--source-root="+c.Root(), "--output-dir="+c.Out())
 	if c.Existing() {
 		args = append(args, "--kubeconfig="+c.Kubeconfig())

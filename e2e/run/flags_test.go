@@ -29,7 +29,7 @@ func splitCommand(t *testing.T, args []string) (ginkgo, suite []string) {
 // written out here from that line. ADMIN_CHECK and WORKLOAD_IMAGE, which
 // the Makefile passed through the environment, are flags now.
 func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
-	b := built{nodeImage: "kind-e2e/node:v1.36.3-abc", upgradeImage: "kindest/node:v1.37.2@sha256:1", driverTag: "kind-e2e/testdriver:t",
+	b := built{nodeImage: "kind-e2e/node:v1.36.3-abc", upgradeBits: "/r/_output/upgrade-bits-1.36.json", driverTag: "kind-e2e/testdriver:t",
 		driverArchive: "/r/_output/testdriver/testdriver-image.tar", timeline: "/r/_output/timeline-1.36.tsv"}
 	for _, c := range []struct {
 		name       string
@@ -40,18 +40,18 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 		makeSuite  []string // $(EXISTING), --keep-cluster and the image flags
 	}{
 		{"defaults", nil, nil, b, nil,
-			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-node-image=kindest/node:v1.37.2@sha256:1",
+			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-bits=/r/_output/upgrade-bits-1.36.json",
 				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image="}},
 		{"filters, extra flags, kept", []string{"LABELS", "authz || allocation", "FOCUS", "quota", "GINKGO_ARGS", `-v --poll-progress-after=60s --output-interceptor-mode="none"`,
 			"PROCS", "3", "KEEP_CLUSTER", "1"}, nil, b,
 			[]string{"-v", "--poll-progress-after=60s", "--output-interceptor-mode=none", "--label-filter=authz || allocation", "--focus=quota"},
-			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-node-image=kindest/node:v1.37.2@sha256:1",
+			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-bits=/r/_output/upgrade-bits-1.36.json",
 				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image=", "--keep-cluster"}},
 		{"existing cluster, own driver, pushed image", []string{"KUBECONFIG", "kc", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "gpu", "ADMIN_CHECK", `nvidia-smi -i "$DRA_DEVICE_ATTR_UUID"`,
 			"WORKLOAD_IMAGE", "ubuntu", "TESTDRIVER_IMAGE", "localhost:5001/dra/testdriver@sha256:2", "SKIP", "taints"}, []string{"KUBECONFIG"},
-			built{nodeImage: "none", upgradeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv"},
+			built{nodeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv"},
 			[]string{"--skip=taints"},
-			[]string{"--node-image=none", "--upgrade-node-image=", "--testdriver-archive=", "--testdriver-tag=localhost:5001/dra/testdriver@sha256:2",
+			[]string{"--node-image=none", "--upgrade-bits=", "--testdriver-archive=", "--testdriver-tag=localhost:5001/dra/testdriver@sha256:2",
 				"--testdriver-image=localhost:5001/dra/testdriver@sha256:2", "--kubeconfig=/r/kc"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,7 +68,7 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 			wantGinkgo := append([]string{"--procs=" + v("PROCS"), "--timeout=60m", "--fail-on-empty", "--tags=e2e",
 				"--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir=/r/_artifacts/1.36"}, c.makeGinkgo...)
 			// ... --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image
-			//   --upgrade-node-image=... --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)'
+			//   --upgrade-bits=... --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)'
 			//   --artifacts=$(ARTIFACTS)/$(K8S_VERSION) --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)'
 			//   --driver-namespace='$(DRIVER_NAMESPACE)' --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) [--keep-cluster]
 			wantSuite := append([]string{"--release=1.36", "--profile=default", "--features=defaults", "--cluster-name=dra-e2e",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
@@ -17,7 +18,11 @@ import (
 // fakeRun stands in for the commands a pipeline starts: e2e-cluster says
 // an image for the release, Ginkgo passes or fails; each is recorded.
 type fakeRun struct {
+	mu       sync.Mutex
 	commands []string
+	// beside are the commands started beside the steps (the next
+	// release's bits), which leave no status: the runner writes one.
+	beside []string
 	// fail are the releases whose suite fails.
 	fail map[string]bool
 	// interrupt, where set, is called as the command named interruptAt
@@ -38,8 +43,14 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 	if f.interrupt != nil && (f.interruptAt == "ginkgo" && filepath.Base(cmd.Path) == "go" || slices.Contains(cmd.Args, f.interruptAt)) {
 		f.interrupt()
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	switch filepath.Base(cmd.Path) {
 	case "e2e-cluster":
+		if slices.Contains(cmd.Args, "--status") {
+			f.beside = append(f.beside, "e2e-cluster "+cmd.Args[1]+" "+c.Get("K8S_VERSION"))
+			return nil
+		}
 		f.commands = append(f.commands, "e2e-cluster "+cmd.Args[1]+" "+c.Get("K8S_VERSION"))
 		fmt.Fprintf(cmd.Stdout, "node-image: building\nkind-e2e/node:%s-%s\n", c.Get("K8S_VERSION"), cmd.Args[1])
 		return nil
@@ -79,11 +90,19 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	want := []string{
-		"e2e-cluster node-image 1.35", "e2e-cluster upgrade-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
-		"e2e-cluster node-image 1.36", "e2e-cluster upgrade-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
+		"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
+		"e2e-cluster upgrade-bits 1.36", "e2e-cluster node-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
 	}
 	if !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
+	}
+	// Each release's getter beside its steps, ended with its release.
+	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster upgrade-bits 1.36"}; !slices.Equal(f.beside, want) {
+		t.Errorf("beside the steps\n  %q\nwant\n  %q", f.beside, want)
+	}
+	status, err := os.ReadFile(filepath.Join(root, "_output", "upgrade-bits-1.35.json"))
+	if err != nil || !strings.Contains(string(status), "left no status") {
+		t.Errorf("a getter that said nothing: status %q (%v)", status, err)
 	}
 	got := lines(&out)
 	for _, l := range []string{"=== e2e: Kubernetes 1.35, profile default, DRA feature set defaults",
@@ -97,8 +116,8 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 	}
 	timeline, err := os.ReadFile(filepath.Join(root, "_output", "timeline-1.35.tsv"))
 	steps := strings.Split(strings.TrimSpace(string(timeline)), "\n")
-	if err != nil || len(steps) != 3 || !strings.HasPrefix(steps[0], "node image kind-e2e/node:1.35-node-image\t") ||
-		!strings.HasPrefix(steps[1], "next release node image kind-e2e/node:1.35-upgrade-image\t") || !strings.HasPrefix(steps[2], "test driver image kind-e2e/testdriver:t\t") {
+	if err != nil || len(steps) != 2 || !strings.HasPrefix(steps[0], "node image kind-e2e/node:1.35-node-image\t") ||
+		!strings.HasPrefix(steps[1], "test driver image kind-e2e/testdriver:t\t") {
 		t.Errorf("timeline %q (%v)", timeline, err)
 	}
 	if log, err := os.ReadFile(filepath.Join(root, "_artifacts", "1.36", "e2e.log")); err != nil || string(log) != "Ran 3 of 3 Specs\n" {

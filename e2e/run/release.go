@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -24,16 +25,17 @@ type step struct {
 	run  func(c Config, b *built) error
 }
 
-// releaseSteps are one release's steps: on clusters the suite makes its
-// node image and, unless UPGRADE=0, the next release's; the bundled
+// releaseSteps are one release's steps: on clusters the suite makes,
+// unless UPGRADE=0, the next release's bits for the upgrade spec, got
+// beside every step after it, and the release's node image; the bundled
 // driver's image (or the pushed one named); the suite.
 func (p *Pipeline) releaseSteps(c Config) []step {
 	var steps []step
 	if !c.Existing() {
-		steps = append(steps, step{"node image", p.nodeImage})
 		if c.Get("UPGRADE") != "0" {
-			steps = append(steps, step{"next release's node image", p.upgradeImage})
+			steps = append(steps, step{"next release's bits", p.upgradeBits})
 		}
+		steps = append(steps, step{"node image", p.nodeImage})
 	}
 	return append(steps, step{"driver image", p.driverImage}, step{"ginkgo", p.ginkgo})
 }
@@ -42,8 +44,13 @@ func (p *Pipeline) releaseSteps(c Config) []step {
 // no sign-off (make e2e-release; make e2e runs it per release). The error
 // of a failed suite is its *exec.ExitError.
 func (p *Pipeline) Release(ctx context.Context, c Config) error {
-	b := &built{nodeImage: "none", upgradeImage: "none",
-		timeline: filepath.Join(c.Out(), "timeline-"+c.Get("K8S_VERSION")+".tsv")}
+	b := &built{nodeImage: "none", timeline: filepath.Join(c.Out(), "timeline-"+c.Get("K8S_VERSION")+".tsv")}
+	// What runs beside the steps ends with the release.
+	defer func() {
+		if b.stopBeside != nil {
+			b.stopBeside()
+		}
+	}()
 	if err := os.MkdirAll(c.Out(), 0o755); err != nil {
 		return err
 	}
@@ -82,19 +89,67 @@ func (p *Pipeline) nodeImage(c Config, b *built) error {
 	return timed(b, "node image "+ref, start)
 }
 
-// upgradeImage is the next release's node image for the in-place upgrade
-// spec; e2e-cluster says "none" where the label filter leaves the spec
-// out, the release is the newest, or a feature set other than the defaults
-// makes the spec a declared skip.
-func (p *Pipeline) upgradeImage(c Config, b *built) error {
-	start := time.Now()
-	ref, err := p.clusterTool(c, "upgrade-image.out", "upgrade-image", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
-		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out())
+// upgradeBits starts getting the next release's kubelet and control-plane
+// images for the in-place upgrade spec (e2e-cluster upgrade-bits) beside the
+// steps after it, and the suite waits for the status file it leaves
+// (b.upgradeBits) only when that spec starts. Where no node image of that
+// release is here or can be pulled, getting them is minutes of compiling:
+// they are then built alone, at the lowest CPU priority, in the CPU the
+// node image's build, the cluster's creation and the parallel specs leave
+// idle. e2e-cluster says "none" where the label filter leaves the spec
+// out, the release is the newest, or a feature set other than the
+// defaults makes the spec a declared skip.
+func (p *Pipeline) upgradeBits(c Config, b *built) error {
+	args := []string{"upgrade-bits", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
+		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
+	next, err := p.clusterTool(c, "upgrade-bits.out", append(args, "--plan")...)
+	if err != nil || next == "none" {
+		return err
+	}
+	status := filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".json")
+	logPath := filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".log")
+	log, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
-	b.upgradeImage = ref
-	return timed(b, "next release node image "+ref, start)
+	if err := os.Remove(status); err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, c.bin("e2e-cluster"), append(args, "--status", status)...)
+	// Ended early (the suite is over, or failed before the upgrade spec):
+	// Ctrl-C, so that it removes its build container, then a kill.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	cmd.Stdout, cmd.Stderr = log, log
+	start, done := time.Now(), make(chan struct{})
+	var took time.Duration
+	go func() {
+		defer close(done)
+		defer log.Close()
+		err := p.start(c, cmd)
+		took = time.Since(start)
+		if _, serr := os.Stat(status); serr != nil {
+			// It ended without a word (killed): the suite must not wait on.
+			nodesource.WriteBitsStatus(status, nil, fmt.Errorf("e2e-cluster upgrade-bits ended (%v) and left no status; its output is in %s", err, logPath))
+		}
+	}()
+	b.upgradeBits = status
+	// Said at the release's end, so that no line of it cuts into Ginkgo's.
+	b.stopBeside = func() {
+		select {
+		case <-done:
+			p.say("e2e: the Kubernetes %s bits for the upgrade spec took %s beside the steps (%s)", next, took.Round(time.Second), logPath)
+		default:
+			cancel()
+			<-done
+			p.say("e2e: the Kubernetes %s bits for the upgrade spec were still being got when the release ended; stopped (%s)", next, logPath)
+		}
+		cancel()
+	}
+	p.say("e2e: the Kubernetes %s kubelet and control-plane images for the upgrade spec are got beside the steps below (%s)", next, logPath)
+	return nil
 }
 
 // clusterTool runs e2e-cluster (make e2e-cli builds it) with its output

@@ -49,8 +49,10 @@ type Config struct {
 	Artifacts       string
 	KeepCluster     bool
 	// UpgradeNodeImage is the next release's node image, the source of the
-	// in-place upgrade spec; empty skips that spec.
-	UpgradeNodeImage string
+	// in-place upgrade spec; or UpgradeBits, the status file of its bits
+	// that the runner gets beside the suite (nodesource.ReadBitsStatus).
+	// With neither, that spec is a declared skip.
+	UpgradeNodeImage, UpgradeBits string
 	// Driver and DeviceClass name a DRA driver of the user's own on an
 	// existing cluster (see VendorDriver); AdminCheck and WorkloadImage go
 	// with them.
@@ -83,10 +85,11 @@ type Shared struct {
 	// Components are the versions in force, for the report.
 	Components map[string]string
 	// NodeImage is the image the suite's cluster booted from, and
-	// UpgradeNodeImage the next release's (see Config).
-	NodeImage        string
-	NodeImageID      string // Docker's ID of NodeImage
-	UpgradeNodeImage string
+	// UpgradeNodeImage and UpgradeBits where the next release's come from
+	// (see Config).
+	NodeImage                     string
+	NodeImageID                   string // Docker's ID of NodeImage
+	UpgradeNodeImage, UpgradeBits string
 	// NodeVersion is the Kubernetes version that booted ("1.35.8" from kind's
 	// published image, "1.35.4" from the offline build; an existing
 	// cluster's server version): the patch every version check expects.
@@ -125,7 +128,7 @@ func (e *Env) SetFeatureSet(set release.FeatureSet) {
 // install the test driver. progress gets one line per step.
 func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	cfg, rel, prof := p.Config, p.Rel, p.Prof
-	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage}
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage, UpgradeBits: cfg.UpgradeBits}
 	var c *kindcluster.Cluster
 	if cfg.Kubeconfig != "" {
 		sh.KubeconfigPath = cfg.Kubeconfig
@@ -246,7 +249,7 @@ func Decode(b []byte) (Shared, error) {
 // Mode is how this run reaches its cluster, as the release table's declared
 // skips read it.
 func (e *Env) Mode() release.Mode {
-	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != "", VendorDriver: e.Vendor != nil}
+	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != "" || e.UpgradeBits != "", VendorDriver: e.Vendor != nil}
 }
 
 // Features is the DRA feature set kube-scheduler runs with under the

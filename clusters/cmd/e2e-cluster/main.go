@@ -9,7 +9,7 @@
 //	e2e-cluster export-logs --name NAME --dir DIR
 //	e2e-cluster load --name NAME --archive FILE
 //	e2e-cluster profiles --release 1.36
-//	e2e-cluster upgrade-image --release 1.35 [--labels FILTER]   (the next release's node image, or "none")
+//	e2e-cluster upgrade-bits --release 1.35 [--labels FILTER] [--plan] [--status FILE]   (the next release's bits for the upgrade spec, or "none")
 //	e2e-cluster switch-release --name NAME --release 1.35 --to 1.36
 package main
 
@@ -40,7 +40,9 @@ const usage = `usage: e2e-cluster COMMAND [flags]
 Builds node images and creates, switches and deletes the suite's kind clusters.
 
   node-image      --release 1.35 [--source auto|pull|build|present|IMAGE]   get or build the release's node image
-  upgrade-image   --release 1.35 [--labels FILTER]   the next release's node image, or "none"
+  upgrade-bits    --release 1.35 [--labels FILTER] [--plan] [--status FILE]
+                  the next release's kubelet and control-plane images for the upgrade spec
+                  (--plan: only say which release, or "none")
   up              --release 1.35 --profile default --name NAME [--kubeconfig FILE] [--registry localhost:5001]
   down            --name NAME
   toggle          --name NAME --release 1.35 --component kube-controller-manager --admin-access=false
@@ -69,7 +71,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, load, profiles, upgrade-image or switch-release (e2e-cluster --help says more)")}
+		return usageError{fmt.Errorf("missing command: node-image, up, down, toggle, export-logs, load, profiles, upgrade-bits or switch-release (e2e-cluster --help says more)")}
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Print(usage)
@@ -87,9 +89,11 @@ func run(ctx context.Context, args []string) error {
 	component := fs.String("component", "", "component to switch (toggle)")
 	adminAccess := fs.Bool("admin-access", true, "DRAAdminAccess value to switch to (toggle)")
 	dir := fs.String("dir", "_artifacts/logs", "where to export logs (export-logs)")
-	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-image: \"none\" when it excludes the upgrade spec)")
+	labels := fs.String("labels", "", "Ginkgo label filter of the run (upgrade-bits: \"none\" when it excludes the upgrade spec)")
 	toName := fs.String("to", "", "release to switch the cluster to in place (switch-release)")
 	archive := fs.String("archive", "", "docker-save image archive to load into every node (load)")
+	plan := fs.Bool("plan", false, "upgrade-bits: say only which release the run needs (or \"none\"), get nothing")
+	status := fs.String("status", "", "upgrade-bits: file to write the bits, or why there are none, into (what the suite waits for)")
 	registry := fs.String("registry", "", "up: a registry on this machine or a private address (such as localhost:5001) whose images the nodes pull over plain HTTP")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -164,23 +168,32 @@ func run(ctx context.Context, args []string) error {
 		return nil
 	case "down":
 		return kindcluster.Delete(*name)
-	case "upgrade-image":
+	case "upgrade-bits":
 		next, ok := rel.Next()
 		wanted, err := upgradeSelected(*labels)
 		if err != nil {
 			return usageError{err}
 		}
 		// Under a DRA feature set the upgrade spec is a declared skip
-		// (another release's set names other gates): no image for it.
+		// (another release's set names other gates): no bits for it.
 		if !ok || !wanted || rel.FeatureSetName != "" {
 			fmt.Println("none")
 			return nil
 		}
-		img, err := images.NodeImage(ctx, next)
+		if *plan {
+			fmt.Println(next.Minor)
+			return nil
+		}
+		bits, err := images.ReleaseBits(ctx, next, filepath.Join(*out, "release-bits", next.Minor))
+		if *status != "" {
+			if werr := nodesource.WriteBitsStatus(*status, bits, err); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Println(img.Ref)
+		fmt.Println(bits.Image)
 		return nil
 	case "switch-release":
 		to, err := release.Get(*toName)
@@ -231,7 +244,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return c.LoadImageArchive(*archive)
 	}
-	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "load", "profiles", "features", "upgrade-image", "switch-release"}, ", "))}
+	return usageError{fmt.Errorf("unknown command %q: use %s", cmd, strings.Join([]string{"node-image", "up", "down", "toggle", "export-logs", "load", "profiles", "features", "upgrade-bits", "switch-release"}, ", "))}
 }
 
 func envOr(key, def string) string {

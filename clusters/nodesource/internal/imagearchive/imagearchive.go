@@ -181,33 +181,46 @@ func (img Image) ID() (string, error) {
 // tag as given (RepoTags "kind-e2e/testdriver:abc"; containerd lists it as
 // docker.io/kind-e2e/testdriver:abc). With several tags their order in
 // RepoTags is go-containerregistry's and may differ between writes.
-func (img Image) Write(w io.Writer) error {
-	if len(img.Tags) == 0 {
-		return fmt.Errorf("image has no tag")
-	}
+func (img Image) Write(w io.Writer) error { return writeAll(w, img) }
+
+// writeAll writes one archive that holds every image, each under its tags.
+func writeAll(w io.Writer, images ...Image) error {
 	refs := map[name.Reference]v1.Image{}
-	i, err := img.image()
-	if err != nil {
-		return err
-	}
-	for _, t := range img.Tags {
-		tag, err := name.NewTag(t)
-		if err != nil {
-			return fmt.Errorf("image tag %q: %w", t, err)
+	for _, img := range images {
+		if len(img.Tags) == 0 {
+			return fmt.Errorf("image has no tag")
 		}
-		refs[tag] = i
+		i, err := img.image()
+		if err != nil {
+			return err
+		}
+		for _, t := range img.Tags {
+			tag, err := name.NewTag(t)
+			if err != nil {
+				return fmt.Errorf("image tag %q: %w", t, err)
+			}
+			if _, twice := refs[tag]; twice {
+				return fmt.Errorf("image tag %q is given twice", t)
+			}
+			refs[tag] = i
+		}
 	}
 	return tarball.MultiRefWrite(refs, w)
 }
 
 // WriteFile writes the archive to a file, atomically.
-func (img Image) WriteFile(file string) error {
+func (img Image) WriteFile(file string) error { return WriteArchive(file, img) }
+
+// WriteArchive writes one archive of several images to a file, atomically:
+// a release switch loads a release's control-plane images from one file,
+// as it loads those exported from a node image.
+func WriteArchive(file string, images ...Image) error {
 	tmp := file + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
-	err = img.Write(f)
+	err = writeAll(f, images...)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -234,3 +234,42 @@ func TestBadTagWritesNothing(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// One archive of several images, as a release's control-plane images are
+// built for a switch: each reads back under its own tag with its own files,
+// and a tag given to two images is refused before anything is written.
+func TestArchiveOfSeveralImages(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "control-plane.tar")
+	a := Image{Tags: []string{"registry.k8s.io/kube-apiserver:v1.36.3"}, Files: []File{{Path: "/usr/local/bin/kube-apiserver", Mode: 0o755, Data: []byte("a")}}}
+	b := Image{Tags: []string{"registry.k8s.io/kube-scheduler:v1.36.3"}, Files: []File{{Path: "/usr/local/bin/kube-scheduler", Mode: 0o755, Data: []byte("bb")}}}
+	if err := WriteArchive(file, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range []Image{a, b} {
+		ref, _ := name.NewTag(img.Tags[0])
+		got, err := tarball.ImageFromPath(file, &ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		layers, err := got.Layers()
+		if err != nil || len(layers) != 1 {
+			t.Fatalf("%s: layers %v %v", ref, layers, err)
+		}
+		rc, err := layers[0].Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimPrefix(img.Files[0].Path, "/") + fmt.Sprintf(" file 755 0:0 0 size=%d", len(img.Files[0].Data))
+		if l := listing(t, rc); l[len(l)-1] != want {
+			t.Errorf("%s: layer %q, want it to end in %q", ref, l, want)
+		}
+		rc.Close()
+	}
+	twice := filepath.Join(t.TempDir(), "twice.tar")
+	if err := WriteArchive(twice, a, Image{Tags: a.Tags, Files: b.Files}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a tag of two images: %v", err)
+	}
+	if left, _ := filepath.Glob(twice + "*"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

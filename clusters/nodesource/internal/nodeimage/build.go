@@ -32,7 +32,11 @@ type Builder struct {
 	Out      string    // output folder, e.g. _output/nodeimage
 	RepoRoot string    // this module's root (for our own small binaries)
 	Progress io.Writer // one line per step
-	log      io.Writer // everything the tools print
+	// Yield runs the Go builds at the lowest CPU priority, for a build that
+	// runs beside a suite (the next release's bits): on a machine of two
+	// cores, it takes the CPU the suite leaves idle and no more.
+	Yield bool
+	log   io.Writer // everything the tools print
 }
 
 type binaries struct {
@@ -83,24 +87,14 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	if err := os.MkdirAll(b.Out, 0o755); err != nil {
 		return err
 	}
-	logPath := filepath.Join(b.Out, "build-"+rec.Release.Version+".log")
-	logFile, err := os.Create(logPath)
+	logPath, done, err := b.openLog("build-" + rec.Release.Version + ".log")
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	b.log = logFile
+	defer done()
 	fmt.Fprintf(b.Progress, "node-image: building %s (log: %s)\n", tag, logPath)
 
-	binDir := filepath.Join(b.Out, "bin")
-	bins := binaries{
-		kubernetes: filepath.Join(binDir, "kubernetes-v"+rec.Release.Version),
-		containerd: filepath.Join(binDir, "containerd-"+ContainerdVersion),
-		etcd:       filepath.Join(binDir, "etcd-"+rec.EtcdVersion()),
-		coredns:    filepath.Join(binDir, "coredns-"+rec.CoreDNSTag),
-		pause:      filepath.Join(binDir, "pause"),
-		capshim:    filepath.Join(binDir, "runc-capshim"),
-	}
+	bins := b.binaries(rec)
 	var rootfsDir, rootfsTar string
 	imagesDir := filepath.Join(b.Out, "images", rec.Release.Version)
 	stageDir := filepath.Join(b.Out, "stage", rec.Release.Version)
@@ -128,7 +122,7 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 			if err != nil {
 				return err
 			}
-			m, err := kubernetesModule(rec.Release.Version, dir, bins.kubernetes)
+			m, err := kubernetesModule(rec.Release.Version, dir, bins.kubernetes, kubernetesCommands)
 			if err != nil {
 				return err
 			}
@@ -160,6 +154,30 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	os.RemoveAll(stageDir)
 	fmt.Fprintf(b.Progress, "node-image: %s built in %s\n", tag, since(start))
 	return nil
+}
+
+// openLog points the builder's log at a new file under Out; done closes it.
+func (b *Builder) openLog(name string) (path string, done func(), err error) {
+	path = filepath.Join(b.Out, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", nil, err
+	}
+	b.log = f
+	return path, func() { f.Close() }, nil
+}
+
+// binaries are where the builds of rec put their results.
+func (b *Builder) binaries(rec Recipe) binaries {
+	binDir := filepath.Join(b.Out, "bin")
+	return binaries{
+		kubernetes: filepath.Join(binDir, "kubernetes-v"+rec.Release.Version),
+		containerd: filepath.Join(binDir, "containerd-"+ContainerdVersion),
+		etcd:       filepath.Join(binDir, "etcd-"+rec.EtcdVersion()),
+		coredns:    filepath.Join(binDir, "coredns-"+rec.CoreDNSTag),
+		pause:      filepath.Join(binDir, "pause"),
+		capshim:    filepath.Join(binDir, "runc-capshim"),
+	}
 }
 
 // buildRootfsBeside builds the root filesystem with its own log, for a

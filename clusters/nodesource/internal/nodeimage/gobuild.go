@@ -80,13 +80,18 @@ func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 		args[3] = m.Output + string(os.PathSeparator)
 	}
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0", "GOTOOLCHAIN=local")
+	if b.Yield {
+		// The compiler and linker go inherit the priority.
+		return b.run(ctx, dir, env, "nice", append([]string{"-n", "19", "go"}, args...)...)
+	}
 	return b.run(ctx, dir, env, "go", args...)
 }
 
-// kubernetesModule builds the Kubernetes binaries of release r, with every
-// staging module pinned to its v0.N.P twin (the `=> ./staging/...` lines of
-// k8s.io/kubernetes' own go.mod) and the version stamps Kubernetes' own build sets.
-func kubernetesModule(version, moduleDir, out string) (goModule, error) {
+// kubernetesModule builds Kubernetes commands of release r (all a node image
+// needs: kubernetesCommands), with every staging module pinned to its v0.N.P
+// twin (the `=> ./staging/...` lines of k8s.io/kubernetes' own go.mod) and
+// the version stamps Kubernetes' own build sets.
+func kubernetesModule(version, moduleDir, out string, commands []string) (goModule, error) {
 	staging, err := stagingModules(filepath.Join(moduleDir, "go.mod"))
 	if err != nil {
 		return goModule{}, err
@@ -106,7 +111,7 @@ func kubernetesModule(version, moduleDir, out string) (goModule, error) {
 			"-X", pkg+".buildDate=1970-01-01T00:00:00Z")
 	}
 	var pkgs []string
-	for _, c := range kubernetesCommands {
+	for _, c := range commands {
 		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 	}
 	return goModule{
@@ -120,6 +125,11 @@ func kubernetesModule(version, moduleDir, out string) (goModule, error) {
 }
 
 var kubernetesCommands = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet", "kubeadm", "kubectl"}
+
+// switchCommands are what a release switch installs (the kubelet and the
+// control plane's images, profile.ControlPlane); kube-proxy, kubeadm and
+// kubectl stay the node image's.
+var switchCommands = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"}
 
 // stagingModules lists the modules k8s.io/kubernetes replaces with its staging folders.
 func stagingModules(goModPath string) ([]string, error) {

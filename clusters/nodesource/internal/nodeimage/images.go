@@ -30,9 +30,7 @@ func (b *Builder) controlPlaneImages(ctx context.Context, rec Recipe, bins binar
 		"pause":   simple(names["pause"], bins.pause, "/pause", []string{"/pause"}),
 	}
 	for _, c := range profile.ControlPlane {
-		name := string(c)
-		// kubeadm's static pods name the command (`kube-apiserver ...`); it must be on PATH.
-		images[name] = simple(names[name], filepath.Join(bins.kubernetes, name), "/usr/local/bin/"+name, nil)
+		images[string(c)] = controlPlaneImage(names[string(c)], filepath.Join(bins.kubernetes, string(c)))
 	}
 	// The pause image also answers to containerd's sandbox_image of kind's config.
 	pause := images["pause"]
@@ -53,6 +51,14 @@ func (b *Builder) controlPlaneImages(ctx context.Context, rec Recipe, bins binar
 		}
 	}
 	return nil
+}
+
+// controlPlaneImage is the image of one control-plane component: its binary,
+// on PATH, since kubeadm's static pods name the command (`kube-apiserver
+// ...`). The node image and a release switch's own build both make it here.
+func controlPlaneImage(tag, binary string) imagearchive.Image {
+	name := filepath.Base(binary)
+	return imagearchive.Image{Tags: []string{tag}, Files: []imagearchive.File{{Path: "/usr/local/bin/" + name, Mode: 0o755, Source: binary}}}
 }
 
 // kubeProxyTools are what kube-proxy in nftables mode runs (nft), plus the
