@@ -81,7 +81,7 @@ const (
 	// OutOfReach: the way the run reaches the cluster keeps the spec from
 	// what it reads or changes (an existing cluster's components, nodes and
 	// metric endpoints; a driver of the user's own in place of the bundled
-	// one; no node image of the next release given).
+	// one; no node image or bits of the next release given).
 	OutOfReach Reach = "out of reach"
 )
 
@@ -128,8 +128,8 @@ var declaredSkips = []declaredSkip{
 	}, "the cluster runs a DRA feature set other than the release defaults (`FEATURES`)", NotApplicable},
 	{NeedReleaseSwitching, func(r Release, m Mode) (string, bool) {
 		next, ok := r.Next()
-		return fmt.Sprintf("no node image of Kubernetes %s was given (UPGRADE=0, or CI on a machine without it)", next.Minor), ok && !m.UpgradeImage
-	}, "no node image of the next release was given (`UPGRADE=0`)", OutOfReach},
+		return fmt.Sprintf("no node image or bits of Kubernetes %s were given (UPGRADE=0)", next.Minor), ok && !m.UpgradeImage
+	}, "no node image or bits of the next release were given (`UPGRADE=0`)", OutOfReach},
 	{NeedGateLock, func(r Release, _ Mode) (string, bool) {
 		return fmt.Sprintf("%s is %s in Kubernetes %s and may be switched; the lock applies from 1.36", Gate, r.GateState, r.Minor), r.GateSwitchable()
 	}, "the gate is not locked (1.33–1.35)", NotApplicable},

@@ -39,7 +39,7 @@ func TestDeclaredSkips(t *testing.T) {
 		{"1.37 upgrade", r137, NeedReleaseSwitching, created, true, "Kubernetes 1.37 is the newest release the suite pins", NotApplicable},
 		{"1.37 gates", r137, NeedGateSwitching, created, true, "GA-locked in Kubernetes 1.37", NotApplicable},
 		// UPGRADE=0: the run was not given what the release has.
-		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image of Kubernetes 1.36 was given", OutOfReach},
+		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image or bits of Kubernetes 1.36 were given (UPGRADE=0)", OutOfReach},
 		// Under a feature set no upgrade image is fetched: the reason is the set,
 		// and so it is for a feature the set turns off.
 		{"stable upgrade", r136stable, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "runs the stable DRA feature set of Kubernetes 1.36", NotApplicable},

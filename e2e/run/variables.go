@@ -110,9 +110,9 @@ var Variables = []Variable{
 		Suite: "node-image", Usage: "node image: auto, pull, build, or an image reference",
 		Meaning: "`auto` (our offline build if present, else kind v0.33.0's published `kindest/node` for the release, pinned by digest, else an offline build), `pull`, `build`, `present` (only an image already here), or any kind node image of the release's minor (its own patch is what the checks expect)"},
 	{Name: "UPGRADE", Default: "1", Switch: true, Check: checkSwitch("UPGRADE"),
-		Meaning: "`0` skips the in-place upgrade spec and the build of the next release's node image it needs (`1` or `0` only)"},
+		Meaning: "`0` skips the in-place upgrade spec and the build of the next release's bits it needs (`1` or `0` only)"},
 	{Name: "UPGRADE_NODE_IMAGE", Default: "auto", Check: checkImageSource("UPGRADE_NODE_IMAGE"),
-		Meaning: "source of the next release's node image (`auto`, `pull`, `build` or an image reference)"},
+		Meaning: "source of the next release's node image, whose bits the upgrade spec installs (`auto`, `pull`, `build` or an image reference)"},
 	{Name: "KUBECONFIG", Shown: none,
 		Meaning: "**on the make command line only**: run against that existing cluster, create none"},
 	// Four on a 2-core machine: the parallel specs mostly wait on the
