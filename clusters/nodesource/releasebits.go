@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/nodeimage"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -222,6 +223,10 @@ func (s *source) ReleaseBits(ctx context.Context, r release.Release, dir string)
 // (e2e-cluster upgrade-bits, started by the runner) leaves for the suite:
 // the bits, or why there are none.
 type bitsStatus struct {
+	// Getter is the process getting the bits, until they or an error are
+	// written: a reader that finds it gone stops waiting (a getter killed,
+	// or one whose last write failed, says nothing more).
+	Getter  int                          `json:"getter,omitempty"`
 	Version string                       `json:"version,omitempty"`
 	Image   string                       `json:"image,omitempty"`
 	Dir     string                       `json:"dir,omitempty"`
@@ -229,33 +234,44 @@ type bitsStatus struct {
 	Error   string                       `json:"error,omitempty"`
 }
 
+// ErrNoBitsStatus is ReadBitsStatus's answer where no getter has written
+// the file yet.
+var ErrNoBitsStatus = errors.New("no status of the release bits yet")
+
+// WriteBitsPending writes file, atomically, to say that process pid is
+// getting the bits: e2e-cluster upgrade-bits writes it first.
+func WriteBitsPending(file string, pid int) error { return writeStatus(file, bitsStatus{Getter: pid}) }
+
 // WriteBitsStatus writes file, atomically: bits, or err where getting
 // them failed.
 func WriteBitsStatus(file string, bits *ReleaseBits, err error) error {
-	var st bitsStatus
 	if err != nil {
-		st.Error = err.Error()
-	} else {
-		st = bitsStatus{Version: bits.Release.Version, Image: bits.Image, Dir: bits.Dir, Images: bits.Images}
+		return writeStatus(file, bitsStatus{Error: err.Error()})
 	}
-	data, merr := json.Marshal(st)
-	if merr != nil {
-		return merr
+	return writeStatus(file, bitsStatus{Version: bits.Release.Version, Image: bits.Image, Dir: bits.Dir, Images: bits.Images})
+}
+
+func writeStatus(file string, st bitsStatus) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
 	}
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, file)
 }
 
 // ReadBitsStatus reads what WriteBitsStatus wrote of release r's bits:
-// done is false while there is no file yet; err is the getter's failure, or
-// a file that does not describe whole bits of r.
+// done is false while there is no file yet (err ErrNoBitsStatus) and while
+// its getter runs; once done, err is the getter's failure, a getter that
+// ended without a word, or a file that does not describe whole bits of r.
 func ReadBitsStatus(file string, r release.Release) (bits *ReleaseBits, done bool, err error) {
 	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, false, ErrNoBitsStatus
 	}
 	if err != nil {
 		return nil, true, err
@@ -266,6 +282,12 @@ func ReadBitsStatus(file string, r release.Release) (bits *ReleaseBits, done boo
 	}
 	if st.Error != "" {
 		return nil, true, errors.New(st.Error)
+	}
+	if st.Version == "" && st.Getter != 0 {
+		if alive(st.Getter) {
+			return nil, false, nil
+		}
+		return nil, true, fmt.Errorf("the process getting them (pid %d) ended without saying what it got (%s)", st.Getter, file)
 	}
 	at, err := r.AtPatch(st.Version)
 	if err != nil {
@@ -280,5 +302,14 @@ func ReadBitsStatus(file string, r release.Release) (bits *ReleaseBits, done boo
 	if _, err := os.Stat(bits.Kubelet()); err != nil {
 		return nil, true, fmt.Errorf("%s: %w", file, err)
 	}
-	return bits, true, checkTar(bits.Archive())
+	if err := checkTar(bits.Archive()); err != nil {
+		return nil, true, err
+	}
+	return bits, true, nil
+}
+
+// alive says whether process pid exists (signal 0 checks without sending).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -97,8 +98,23 @@ func TestBitsStatusSaysWhatTheGetterGot(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "upgrade-bits.json")
 	r, _ := release.Get("1.36")
-	if _, done, err := ReadBitsStatus(file, r); done || err != nil {
+	if _, done, err := ReadBitsStatus(file, r); done || !errors.Is(err, ErrNoBitsStatus) {
 		t.Fatalf("no file yet: done %t, %v", done, err)
+	}
+	// A getter that runs (this test's process), then one that is gone.
+	if err := WriteBitsPending(file, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, done, err := ReadBitsStatus(file, r); done || err != nil {
+		t.Fatalf("a getter at work: done %t, %v", done, err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	WriteBitsPending(file, gone.Process.Pid)
+	if _, done, err := ReadBitsStatus(file, r); !done || err == nil || !strings.Contains(err.Error(), "ended without saying what it got") {
+		t.Fatalf("a getter gone without a word: done %t, %v", done, err)
 	}
 	if err := WriteBitsStatus(file, nil, errors.New("release bits of 1.36.3: go build: exit status 1")); err != nil {
 		t.Fatal(err)

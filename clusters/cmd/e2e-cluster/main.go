@@ -184,6 +184,12 @@ func run(ctx context.Context, args []string) error {
 			fmt.Println(next.Minor)
 			return nil
 		}
+		if *status != "" {
+			// What the suite sees until the bits or an error are written.
+			if err := nodesource.WriteBitsPending(*status, os.Getpid()); err != nil {
+				return err
+			}
+		}
 		bits, err := images.ReleaseBits(ctx, next, filepath.Join(*out, "release-bits", next.Minor))
 		if *status != "" {
 			if werr := nodesource.WriteBitsStatus(*status, bits, err); werr != nil {
