@@ -30,6 +30,9 @@ func (s *source) ensure(ctx context.Context, r release.Release) (string, error) 
 	if err != nil || build == nil {
 		return ref, err
 	}
+	if err := nodeimage.CanBuild(); err != nil {
+		return "", fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
+	}
 	fmt.Fprintf(s.builder.Progress, "node-image: building %s from Go modules and Debian packages\n", build.tag)
 	return build.tag, s.builder.Build(ctx, build.recipe, build.tag)
 }
@@ -44,9 +47,9 @@ type toBuild struct {
 // locate finds a node image for release r in the local Docker: an explicit
 // reference as given (pulled if absent); otherwise our offline build's tag
 // if present, kind's published image (pinned by digest) if present or
-// pullable; and only then, where one can run here, it returns the offline
-// build to make (what to build, the whole node image or a switch's bits, is
-// the caller's). The offline builder only builds: this is the one place
+// pullable; and only then the offline build to make (what to build, the
+// whole node image or a switch's bits, and whether this host can, is the
+// caller's). The offline builder only builds: this is the one place
 // that decides.
 func (s *source) locate(ctx context.Context, r release.Release) (string, *toBuild, error) {
 	src, b := s.spec, s.builder
@@ -80,9 +83,6 @@ func (s *source) locate(ctx context.Context, r release.Release) (string, *toBuil
 		return tag, nil, nil
 	}
 	if src == Build {
-		if err := nodeimage.CanBuild(); err != nil {
-			return "", nil, fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
-		}
 		return "", &toBuild{recipe: rec, tag: tag}, nil
 	}
 	if r.Published != "" && present(ctx, r.Published) {
@@ -98,9 +98,6 @@ func (s *source) locate(ctx context.Context, r release.Release) (string, *toBuil
 		return r.Published, nil, nil
 	} else {
 		fmt.Fprintf(b.Progress, "node-image: %s cannot be pulled: %s\n", r.Published, oneLine(err.Error()))
-	}
-	if err := nodeimage.CanBuild(); err != nil {
-		return "", nil, fmt.Errorf("%v; pass a kind node image of Kubernetes %s with NODE_IMAGE=<image>", err, r.Minor)
 	}
 	return "", &toBuild{recipe: rec, tag: tag}, nil
 }

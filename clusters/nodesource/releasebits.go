@@ -200,6 +200,9 @@ func (s *source) ReleaseBits(ctx context.Context, r release.Release, dir string)
 		}
 		return ExtractReleaseBits(ctx, img, dir)
 	}
+	if err := nodeimage.CanBuildSwitchBits(); err != nil {
+		return nil, fmt.Errorf("%v; pass a kind node image of Kubernetes %s with UPGRADE_NODE_IMAGE=<image>", err, r.Minor)
+	}
 	// Bits built without their node image are keyed by the tag that image
 	// would have: the same recipe gives the same files.
 	id, what := "built "+build.tag, build.tag+" (its kubelet and control-plane images, built without the rest of the node image)"
@@ -264,6 +267,19 @@ func writeStatus(file string, st bitsStatus) error {
 	return os.Rename(tmp, file)
 }
 
+// EndBitsStatus is for whoever waited for the getter's end: where the file
+// is missing or still says the getter is at work, it writes reason, so
+// that a reader stops waiting (a getter killed says nothing more, and its
+// pid may already be another process's).
+func EndBitsStatus(file string, reason error) error {
+	data, err := os.ReadFile(file)
+	var st bitsStatus
+	if err == nil && json.Unmarshal(data, &st) == nil && (st.Version != "" || st.Error != "") {
+		return nil
+	}
+	return WriteBitsStatus(file, nil, reason)
+}
+
 // ReadBitsStatus reads what WriteBitsStatus wrote of release r's bits:
 // done is false while there is no file yet (err ErrNoBitsStatus) and while
 // its getter runs; once done, err is the getter's failure, a getter that
@@ -286,6 +302,11 @@ func ReadBitsStatus(file string, r release.Release) (bits *ReleaseBits, done boo
 	if st.Version == "" && st.Getter != 0 {
 		if alive(st.Getter) {
 			return nil, false, nil
+		}
+		// It may have written its last word and ended between the read
+		// and the look: read once more before calling it silent.
+		if again, err := os.ReadFile(file); err == nil && string(again) != string(data) {
+			return ReadBitsStatus(file, r)
 		}
 		return nil, true, fmt.Errorf("the process getting them (pid %d) ended without saying what it got (%s)", st.Getter, file)
 	}

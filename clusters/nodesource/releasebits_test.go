@@ -149,3 +149,32 @@ func TestBitsStatusSaysWhatTheGetterGot(t *testing.T) {
 		t.Fatalf("an image missing: %v", err)
 	}
 }
+
+// What the runner writes once the getter has ended: its reason where the
+// getter left nothing or only "at work" (its pid may be another process's
+// by then), nothing over the getter's own last word.
+func TestEndBitsStatusKeepsTheGettersLastWord(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := release.Get("1.36")
+	reason := errors.New("e2e-cluster upgrade-bits ended (signal: killed) without saying what it got")
+	for name, before := range map[string]func(string){
+		"no file":   func(string) {},
+		"at work":   func(f string) { WriteBitsPending(f, os.Getpid()) },
+		"its error": func(f string) { WriteBitsStatus(f, nil, errors.New("go build: exit status 1")) },
+		"cut short": func(f string) { os.WriteFile(f, []byte(`{"getter":`), 0o644) },
+	} {
+		file := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		before(file)
+		if err := EndBitsStatus(file, reason); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, done, err := ReadBitsStatus(file, r)
+		want := reason.Error()
+		if name == "its error" {
+			want = "go build: exit status 1"
+		}
+		if !done || err == nil || err.Error() != want {
+			t.Errorf("%s: done %t, %v; want %q", name, done, err, want)
+		}
+	}
+}

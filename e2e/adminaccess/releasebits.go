@@ -45,8 +45,8 @@ type bitsAhead struct {
 
 // begin starts the extraction where the upgrade spec will run: on the
 // process that runs the Serial specs (1), with the spec not filtered out,
-// the next release's node image given and release switching not a declared
-// skip.
+// the next release's node image or bits (--upgrade-bits) given and release
+// switching not a declared skip.
 func (a *bitsAhead) begin() {
 	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || (env.UpgradeNodeImage == "" && env.UpgradeBits == "") || env.Cluster == nil {
 		return
@@ -147,7 +147,11 @@ func besideBits(ctx context.Context, status string, r release.Release) (bits *no
 	})
 	switch {
 	case poll != nil:
-		return nil, fmt.Errorf("the Kubernetes %s bits the runner gets beside the suite were not there after %s (no %s): %w", r.Minor, bitsBesideTimeout, status, poll)
+		what := "its getter still at work"
+		if errors.Is(err, nodesource.ErrNoBitsStatus) {
+			what = "no status file: the runner's getter never wrote one"
+		}
+		return nil, fmt.Errorf("the Kubernetes %s bits the runner gets beside the suite were not there after %s (%s, %s): %w", r.Minor, time.Since(start).Round(time.Second), status, what, poll)
 	case err != nil:
 		return nil, fmt.Errorf("getting the Kubernetes %s bits beside the suite failed: %w", r.Minor, err)
 	}

@@ -101,7 +101,7 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 		t.Errorf("beside the steps\n  %q\nwant\n  %q", f.beside, want)
 	}
 	status, err := os.ReadFile(filepath.Join(root, "_output", "upgrade-bits-1.35.json"))
-	if err != nil || !strings.Contains(string(status), "left no status") {
+	if err != nil || !strings.Contains(string(status), "without saying what it got") {
 		t.Errorf("a getter that said nothing: status %q (%v)", status, err)
 	}
 	got := lines(&out)

@@ -130,10 +130,9 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 		defer log.Close()
 		err := p.start(c, cmd)
 		took = time.Since(start)
-		if _, serr := os.Stat(status); serr != nil {
-			// It ended without a word (killed): the suite must not wait on.
-			nodesource.WriteBitsStatus(status, nil, fmt.Errorf("e2e-cluster upgrade-bits ended (%v) and left no status; its output is in %s", err, logPath))
-		}
+		// Ended without its last word (killed, or its disk full): the
+		// suite must not wait on.
+		nodesource.EndBitsStatus(status, fmt.Errorf("e2e-cluster upgrade-bits ended (%v) without saying what it got; its output is in %s", err, logPath))
 	}()
 	b.upgradeBits = status
 	// Said at the release's end, so that no line of it cuts into Ginkgo's.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource/internal/imagearchive"
@@ -17,6 +18,16 @@ import (
 // node image.
 type SwitchBits struct {
 	Kubelet, Archive string
+}
+
+// CanBuildSwitchBits says why a switch's bits cannot be built here, or nil:
+// they are Go builds for the nodes (linux/amd64) and need no root and no
+// debootstrap, unlike the whole node image (CanBuild).
+func CanBuildSwitchBits() error {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return fmt.Errorf("a release's kubelet and control-plane images can only be built on linux/amd64, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	return nil
 }
 
 // BuildSwitchBits builds only what an in-place switch to rec's release
