@@ -125,11 +125,12 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	start, done := time.Now(), make(chan struct{})
 	var took time.Duration
+	var ended error
 	go func() {
 		defer close(done)
 		defer log.Close()
 		err := p.start(c, cmd)
-		took = time.Since(start)
+		took, ended = time.Since(start), err
 		// Ended without its last word (killed, or its disk full): the
 		// suite must not wait on.
 		nodesource.EndBitsStatus(status, fmt.Errorf("e2e-cluster upgrade-bits ended (%v) without saying what it got; its output is in %s", err, logPath))
@@ -139,6 +140,10 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	b.stopBeside = func() {
 		select {
 		case <-done:
+			if ended != nil {
+				p.say("e2e: getting the Kubernetes %s bits for the upgrade spec beside the steps failed after %s: %v (%s)", next, took.Round(time.Second), ended, logPath)
+				break
+			}
 			p.say("e2e: the Kubernetes %s bits for the upgrade spec took %s beside the steps (%s)", next, took.Round(time.Second), logPath)
 		default:
 			cancel()
