@@ -61,21 +61,30 @@ func TestCheckTarFindsATruncatedArchive(t *testing.T) {
 	}
 }
 
+// wholeBits writes release bits of r into dir: a kubelet and a small
+// archive that reads to its end (returned, for tests that cut it).
+func wholeBits(t *testing.T, r release.Release, dir string) (*ReleaseBits, []byte) {
+	t.Helper()
+	b := &ReleaseBits{Release: r, Dir: dir, Images: map[profile.Component]string{
+		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
+	tw.Write([]byte("{}"))
+	tw.Close()
+	if err := errors.Join(os.WriteFile(b.Kubelet(), []byte("binary"), 0o755), os.WriteFile(b.Archive(), archive.Bytes(), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	return b, archive.Bytes()
+}
+
 func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
 	dir := t.TempDir()
 	r, err := release.Get("1.36")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &ReleaseBits{Release: r, Dir: dir, Images: map[profile.Component]string{
-		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
-	os.WriteFile(b.Kubelet(), []byte("binary"), 0o755)
-	var archive bytes.Buffer
-	tw := tar.NewWriter(&archive)
-	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
-	tw.Write([]byte("{}"))
-	tw.Close()
-	os.WriteFile(b.Archive(), archive.Bytes(), 0o644)
+	b, archive := wholeBits(t, r, dir)
 	if err := saveBits(b, "sha256:one"); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +94,7 @@ func TestCachedBitsOnlyForTheSameImageAndWhole(t *testing.T) {
 	if _, ok := cachedBits(dir, "sha256:two", r); ok {
 		t.Fatal("another image must be extracted again")
 	}
-	os.WriteFile(b.Archive(), archive.Bytes()[:513], 0o644)
+	os.WriteFile(b.Archive(), archive[:513], 0o644)
 	if _, ok := cachedBits(dir, "sha256:one", r); ok {
 		t.Fatal("a cut archive must be extracted again")
 	}
@@ -123,15 +132,8 @@ func TestBitsStatusSaysWhatTheGetterGot(t *testing.T) {
 		t.Fatalf("a failed getter: done %t, %v", done, err)
 	}
 	at, _ := r.AtPatch("v1.36.4")
-	b := &ReleaseBits{Release: at, Image: "kindest/node:v1.36.4", Dir: dir, Images: map[profile.Component]string{
-		profile.APIServer: "a", profile.ControllerManager: "c", profile.Scheduler: "s"}}
-	os.WriteFile(b.Kubelet(), []byte("binary"), 0o755)
-	var archive bytes.Buffer
-	tw := tar.NewWriter(&archive)
-	tw.WriteHeader(&tar.Header{Name: "index.json", Mode: 0o644, Size: 2})
-	tw.Write([]byte("{}"))
-	tw.Close()
-	os.WriteFile(b.Archive(), archive.Bytes(), 0o644)
+	b, archive := wholeBits(t, at, dir)
+	b.Image = "kindest/node:v1.36.4"
 	if err := WriteBitsStatus(file, b, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestBitsStatusSaysWhatTheGetterGot(t *testing.T) {
 	if !done || err != nil || got.Release.Version != "1.36.4" || got.Images[profile.Scheduler] != "s" || got.Image != b.Image || got.Dir != dir {
 		t.Fatalf("bits: done %t, %v, %+v", done, err, got)
 	}
-	os.WriteFile(b.Archive(), archive.Bytes()[:513], 0o644)
+	os.WriteFile(b.Archive(), archive[:513], 0o644)
 	if _, done, err := ReadBitsStatus(file, r); !done || err == nil {
 		t.Fatalf("a cut archive: done %t, %v", done, err)
 	}
