@@ -86,7 +86,7 @@ func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits,
 	select {
 	case <-a.done:
 	default:
-		framework.Logf("waiting for the next release's bits (%s)", orImage(env.UpgradeBits, env.UpgradeNodeImage))
+		framework.Logf("waiting for the next release's bits (%s)", bitsSource(env.UpgradeBits, env.UpgradeNodeImage))
 		start := time.Now()
 		defer func() { framework.Logf("the next release's bits came after %s", time.Since(start).Round(time.Second)) }()
 	}
@@ -159,7 +159,8 @@ func besideBits(ctx context.Context, status string, r release.Release) (bits *no
 	return bits, nil
 }
 
-func orImage(status, image string) string {
+// bitsSource says where the next release's bits come from, for the log.
+func bitsSource(status, image string) string {
 	if status != "" {
 		return "got by the runner beside the suite: " + status
 	}
