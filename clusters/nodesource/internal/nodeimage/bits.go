@@ -3,7 +3,6 @@ package nodeimage
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -39,13 +38,6 @@ func CanBuildSwitchBits() error {
 // switch never reads.
 func (b *Builder) BuildSwitchBits(ctx context.Context, rec Recipe, bits SwitchBits) (map[profile.Component]string, error) {
 	start := time.Now()
-	var err error
-	if b.Out, err = filepath.Abs(b.Out); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(b.Out, 0o755); err != nil {
-		return nil, err
-	}
 	logPath, done, err := b.openLog("build-bits-" + rec.Release.Version + ".log")
 	if err != nil {
 		return nil, err
@@ -54,15 +46,7 @@ func (b *Builder) BuildSwitchBits(ctx context.Context, rec Recipe, bits SwitchBi
 	fmt.Fprintf(b.Progress, "release-bits: building the kubelet and control-plane images of Kubernetes %s (log: %s)\n", rec.Release.Version, logPath)
 	bins := b.binaries(rec)
 	t := time.Now()
-	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
-	if err != nil {
-		return nil, err
-	}
-	m, err := kubernetesModule(rec.Release.Version, dir, bins.kubernetes, switchCommands)
-	if err != nil {
-		return nil, err
-	}
-	if err := b.goBuild(ctx, m); err != nil {
+	if err := b.buildKubernetes(ctx, rec, bins.kubernetes, switchCommands); err != nil {
 		return nil, fmt.Errorf("release bits of %s: %w (see %s)", rec.Release.Version, err, logPath)
 	}
 	fmt.Fprintf(b.Progress, "release-bits: kubernetes   done in %s\n", since(t))

@@ -76,17 +76,6 @@ func (b *Builder) Recipe(ctx context.Context, r release.Release) (Recipe, error)
 // Build runs the whole pipeline and tags the result.
 func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	start := time.Now()
-	// Go builds run inside generated module folders: every path must be absolute.
-	var err error
-	if b.Out, err = filepath.Abs(b.Out); err != nil {
-		return err
-	}
-	if b.RepoRoot, err = filepath.Abs(b.RepoRoot); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(b.Out, 0o755); err != nil {
-		return err
-	}
 	logPath, done, err := b.openLog("build-" + rec.Release.Version + ".log")
 	if err != nil {
 		return err
@@ -117,17 +106,7 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 		name string
 		run  func() error
 	}{
-		{"kubernetes", func() error {
-			dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
-			if err != nil {
-				return err
-			}
-			m, err := kubernetesModule(rec.Release.Version, dir, bins.kubernetes, kubernetesCommands)
-			if err != nil {
-				return err
-			}
-			return b.goBuild(ctx, m)
-		}},
+		{"kubernetes", func() error { return b.buildKubernetes(ctx, rec, bins.kubernetes, kubernetesCommands) }},
 		{"containerd", func() error { return b.goBuild(ctx, containerdModule(bins.containerd)) }},
 		{"etcd", func() error { return b.goBuild(ctx, etcdModule(rec.EtcdVersion(), bins.etcd)) }},
 		{"coredns", func() error { return b.goBuild(ctx, corednsModule(rec.CoreDNSTag, bins.coredns)) }},
@@ -156,8 +135,19 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 	return nil
 }
 
-// openLog points the builder's log at a new file under Out; done closes it.
+// openLog starts a build: it makes Out and RepoRoot absolute (Go builds run
+// inside generated module folders), creates Out and points the builder's
+// log at a new file there; done closes it.
 func (b *Builder) openLog(name string) (path string, done func(), err error) {
+	if b.Out, err = filepath.Abs(b.Out); err != nil {
+		return "", nil, err
+	}
+	if b.RepoRoot, err = filepath.Abs(b.RepoRoot); err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(b.Out, 0o755); err != nil {
+		return "", nil, err
+	}
 	path = filepath.Join(b.Out, name)
 	f, err := os.Create(path)
 	if err != nil {
@@ -165,6 +155,20 @@ func (b *Builder) openLog(name string) (path string, done func(), err error) {
 	}
 	b.log = f
 	return path, func() { f.Close() }, nil
+}
+
+// buildKubernetes builds the Kubernetes commands of rec's release into out,
+// from the k8s.io/kubernetes module at that patch.
+func (b *Builder) buildKubernetes(ctx context.Context, rec Recipe, out string, commands []string) error {
+	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
+	if err != nil {
+		return err
+	}
+	m, err := kubernetesModule(rec.Release.Version, dir, out, commands)
+	if err != nil {
+		return err
+	}
+	return b.goBuild(ctx, m)
 }
 
 // binaries are where the builds of rec put their results.
