@@ -1,6 +1,11 @@
 package run
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+)
 
 // SuiteFlags are the suite binary's flags of the variables that have one
 // (Variable.Suite) and that keep selects (nil: all), with the values get
@@ -43,10 +48,16 @@ type built struct {
 	// cluster).
 	nodeImage string
 	// upgradeBits is the status file of the next release's bits, got
-	// beside the steps (empty where the run needs none), and stopBeside
-	// ends that getter, where it still runs, and waits for it.
+	// beside the steps (empty where the run needs none).
 	upgradeBits string
-	stopBeside  func()
+	// stopBeside end what still runs beside the steps, and wait for it:
+	// the bits' getter, the builds beside (buildsBeside).
+	stopBeside []func()
+	// driver waits for the bundled driver's image, built beside the steps
+	// before it, and says how long its build took; suiteCompiled waits for
+	// the suite's compile beside them.
+	driver        func() (image.Built, time.Duration, error)
+	suiteCompiled func()
 	// driverTag and driverArchive are the bundled driver's image (no
 	// archive where the nodes pull TESTDRIVER_IMAGE).
 	driverTag, driverArchive string

@@ -36,6 +36,9 @@ type Pipeline struct {
 	// run's variables in its environment; tests record instead.
 	start       func(Config, *exec.Cmd) error
 	buildDriver buildDriver
+	// compileSuite warms the build cache for Ginkgo's compile; tests
+	// replace it.
+	compileSuite func(context.Context, Config)
 	// preflight is Preflight, which tests replace: it asks Docker and
 	// clusters.
 	preflight func(context.Context, Config) []string
@@ -43,7 +46,7 @@ type Pipeline struct {
 
 // New is a pipeline that runs commands and builds images.
 func New(stdout, stderr io.Writer) *Pipeline {
-	return &Pipeline{Stdout: stdout, Stderr: stderr, start: runCommand, buildDriver: image.Build, preflight: Preflight}
+	return &Pipeline{Stdout: stdout, Stderr: stderr, start: runCommand, buildDriver: image.BuildContext, compileSuite: compileSuite, preflight: Preflight}
 }
 
 func runCommand(c Config, cmd *exec.Cmd) error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -29,6 +30,8 @@ type fakeRun struct {
 	// runs (a test's Ctrl-C): "node-image" or "ginkgo".
 	interrupt   func()
 	interruptAt string
+	// started, where set, sees each command's arguments as it starts.
+	started func(args []string)
 }
 
 func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
@@ -39,6 +42,9 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 			}
 		}
 		return ""
+	}
+	if f.started != nil {
+		f.started(cmd.Args)
 	}
 	if f.interrupt != nil && (f.interruptAt == "ginkgo" && filepath.Base(cmd.Path) == "go" || slices.Contains(cmd.Args, f.interruptAt)) {
 		f.interrupt()
@@ -71,9 +77,10 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 func pipeline(f *fakeRun, out *bytes.Buffer) *Pipeline {
 	return &Pipeline{Stdout: out, Stderr: out, start: f.start,
 		preflight: func(context.Context, Config) []string { return nil },
-		buildDriver: func(root, out string) (image.Built, error) {
+		buildDriver: func(_ context.Context, root, out string) (image.Built, error) {
 			return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
-		}}
+		},
+		compileSuite: func(context.Context, Config) {}}
 }
 
 func lines(out *bytes.Buffer) []string { return strings.Split(strings.TrimSpace(out.String()), "\n") }
@@ -106,10 +113,15 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 	}
 	got := lines(&out)
 	for _, l := range []string{"=== e2e: Kubernetes 1.35, profile default, DRA feature set defaults",
-		"e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is dra-e2e-1-36", "e2e: test driver image kind-e2e/testdriver:t"} {
+		"e2e: KEEP_CLUSTER=1 with several releases: this one's cluster is dra-e2e-1-36"} {
 		if !slices.Contains(got, l) {
 			t.Errorf("no line %q in\n%s", l, out.String())
 		}
+	}
+	if !slices.ContainsFunc(got, func(l string) bool {
+		return strings.HasPrefix(l, "e2e: test driver image kind-e2e/testdriver:t, built beside the steps before in ")
+	}) {
+		t.Errorf("no line of the driver's image in\n%s", out.String())
 	}
 	if last := got[len(got)-1]; last != "e2e: failed for Kubernetes 1.36 (reports in "+root+"/_artifacts)" {
 		t.Errorf("last line %q", last)
@@ -125,6 +137,41 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 	}
 	if kept, err := os.ReadFile(filepath.Join(root, "_output", "node-image.out")); err != nil || !strings.HasSuffix(string(kept), "kind-e2e/node:1.36-node-image\n") {
 		t.Errorf("node-image.out %q (%v)", kept, err)
+	}
+}
+
+// The bundled driver's image and the suite's compile run beside the node
+// image, and Ginkgo starts once both are done: a driver build that waits
+// for the node image's step to run ends only if it is beside it.
+func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
+	root := t.TempDir()
+	nodeImage := make(chan struct{})
+	f := &fakeRun{started: func(args []string) {
+		if slices.Contains(args, "node-image") {
+			close(nodeImage)
+		}
+	}}
+	var out bytes.Buffer
+	p := pipeline(f, &out)
+	compiled := false
+	p.buildDriver = func(_ context.Context, root, out string) (image.Built, error) {
+		select {
+		case <-nodeImage:
+			return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
+		case <-time.After(10 * time.Second):
+			return image.Built{}, fmt.Errorf("the node image's step did not run while the driver was built")
+		}
+	}
+	p.compileSuite = func(context.Context, Config) { compiled = true }
+	c := Resolve(env("K8S_VERSION", "1.35"), nil, root)
+	if err := p.Release(context.Background(), c); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if !compiled {
+		t.Error("the suite was not compiled beside")
+	}
+	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
+		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
 	}
 }
 

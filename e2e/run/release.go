@@ -25,12 +25,14 @@ type step struct {
 	run  func(c Config, b *built) error
 }
 
-// releaseSteps are one release's steps: on clusters the suite makes,
-// unless UPGRADE=0, the next release's bits for the upgrade spec, got
-// beside every step after it, and the release's node image; the bundled
-// driver's image (or the pushed one named); the suite.
+// releaseSteps are one release's steps: the builds of this repository's
+// code the suite needs, started beside the steps after them; on clusters
+// the suite makes, unless UPGRADE=0, the next release's bits for the
+// upgrade spec, got beside every step after it, and the release's node
+// image; the bundled driver's image (or the pushed one named), as built
+// beside; the suite.
 func (p *Pipeline) releaseSteps(c Config) []step {
-	var steps []step
+	steps := []step{{"builds beside", p.buildsBeside}}
 	if !c.Existing() {
 		if c.Get("UPGRADE") != "0" {
 			steps = append(steps, step{"next release's bits", p.upgradeBits})
@@ -47,8 +49,8 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 	b := &built{nodeImage: "none", timeline: filepath.Join(c.Out(), "timeline-"+c.Get("K8S_VERSION")+".tsv")}
 	// What runs beside the steps ends with the release.
 	defer func() {
-		if b.stopBeside != nil {
-			b.stopBeside()
+		for _, stop := range b.stopBeside {
+			stop()
 		}
 	}()
 	if err := os.MkdirAll(c.Out(), 0o755); err != nil {
@@ -71,11 +73,16 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 // timed adds a step that took since start to the release's timeline file
 // (name, a tab, milliseconds; e2e/timeline reads it into the report).
 func timed(b *built, name string, start time.Time) error {
+	return timedFor(b, name, time.Since(start))
+}
+
+// timedFor adds a step that took took, beside the others.
+func timedFor(b *built, name string, took time.Duration) error {
 	f, err := os.OpenFile(b.timeline, os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "%s\t%d\n", name, time.Since(start).Milliseconds())
+	_, err = fmt.Fprintf(f, "%s\t%d\n", name, took.Milliseconds())
 	return errors.Join(err, f.Close())
 }
 
@@ -137,7 +144,7 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	}()
 	b.upgradeBits = status
 	// Said at the release's end, so that no line of it cuts into Ginkgo's.
-	b.stopBeside = func() {
+	b.stopBeside = append(b.stopBeside, func() {
 		select {
 		case <-done:
 			if ended != nil {
@@ -151,7 +158,7 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 			p.say("e2e: the Kubernetes %s bits for the upgrade spec were still being got when the release ended; stopped (%s)", next, logPath)
 		}
 		cancel()
-	}
+	})
 	p.say("e2e: the Kubernetes %s kubelet and control-plane images for the upgrade spec are got beside the steps below (%s)", next, logPath)
 	return nil
 }
@@ -177,19 +184,61 @@ func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, e
 	return strings.TrimSpace(lines[len(lines)-1]), nil
 }
 
+// buildsBeside starts building what the suite needs of this repository's
+// code beside the steps after it: the bundled driver's image (unless the
+// nodes pull TESTDRIVER_IMAGE), then the suite's packages (go test -c,
+// whose build cache Ginkgo's own compile then finds). On a cold machine
+// they are a minute of compiling, which ran after the node image; the node
+// image's build leaves CPU idle while it downloads, links and assembles,
+// and these take it before the next release's bits, which yield to
+// everything. The driver image step waits for the driver's.
+func (p *Pipeline) buildsBeside(c Config, b *built) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	driverBuilt, done := make(chan struct{}), make(chan struct{})
+	var img image.Built
+	var took time.Duration
+	var err error
+	go func() {
+		defer close(done)
+		start := time.Now()
+		if c.Get("TESTDRIVER_IMAGE") == "" {
+			img, err = p.buildDriver(ctx, c.Root(), filepath.Join(c.Out(), "testdriver"))
+		}
+		took = time.Since(start)
+		close(driverBuilt)
+		// A failed compile is Ginkgo's to report, with its own output.
+		p.compileSuite(ctx, c)
+	}()
+	b.driver = func() (image.Built, time.Duration, error) {
+		<-driverBuilt
+		return img, took, err
+	}
+	// Ginkgo waits for it: two go commands compiling one package both
+	// compile it.
+	b.suiteCompiled = func() { <-done }
+	b.stopBeside = append(b.stopBeside, func() { cancel(); <-done })
+	return nil
+}
+
 func (p *Pipeline) driverImage(c Config, b *built) error {
 	start := time.Now()
 	if b.driverTag = c.Get("TESTDRIVER_IMAGE"); b.driverTag == "" {
-		img, err := p.buildDriver(c.Root(), filepath.Join(c.Out(), "testdriver"))
+		img, took, err := b.driver()
 		if err != nil {
 			return fmt.Errorf("testdriver-image: %w", err)
 		}
 		b.driverTag, b.driverArchive = img.Tag, img.Archive
+		if err := timedFor(b, "test driver image "+b.driverTag, took); err != nil {
+			return err
+		}
+		p.say("e2e: test driver image %s, built beside the steps before in %s (waited %s for it)", b.driverTag,
+			took.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+		return nil
 	}
 	if err := timed(b, "test driver image "+b.driverTag, start); err != nil {
 		return err
 	}
-	fmt.Fprintf(p.Stdout, "e2e: test driver image %s\n", b.driverTag)
+	p.say("e2e: test driver image %s", b.driverTag)
 	return nil
 }
 
@@ -199,6 +248,9 @@ func (p *Pipeline) ginkgo(c Config, b *built) error {
 	dir := c.releaseDir()
 	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
 		return err
+	}
+	if b.suiteCompiled != nil {
+		b.suiteCompiled()
 	}
 	args, err := c.GinkgoCommand(*b)
 	if err != nil {
@@ -217,6 +269,24 @@ func (p *Pipeline) ginkgo(c Config, b *built) error {
 	return p.start(c, cmd)
 }
 
-// buildDriver is the bundled driver's image build (image.Build), which
-// tests replace.
-type buildDriver func(root, out string) (image.Built, error)
+// buildDriver is the bundled driver's image build (image.BuildContext),
+// which tests replace.
+type buildDriver func(ctx context.Context, root, out string) (image.Built, error)
+
+// compileSuite compiles the suite's packages as Ginkgo will (go test -c
+// with the e2e tag; Ginkgo's -ldflags only change the link), into the
+// build cache only: Ginkgo links its own binary. What it prints goes to
+// _output/suite-compile.log.
+func compileSuite(ctx context.Context, c Config) {
+	log, err := os.Create(filepath.Join(c.Out(), "suite-compile.log"))
+	if err != nil {
+		return
+	}
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-tags", "e2e", "-o", os.DevNull, "./e2e")
+	cmd.Dir, cmd.Env = c.Root(), c.Environ(os.Environ())
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(log, "go test -c: %v\n", err)
+	}
+}

@@ -5,6 +5,7 @@
 package image
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -28,10 +29,15 @@ type Built struct {
 
 // Build compiles both binaries from repoRoot into outDir and writes the archive.
 func Build(repoRoot, outDir string) (Built, error) {
+	return BuildContext(context.Background(), repoRoot, outDir)
+}
+
+// BuildContext is Build, its compiles killed when ctx ends.
+func BuildContext(ctx context.Context, repoRoot, outDir string) (Built, error) {
 	return GoImage{
 		Repository: Repository, Archive: "testdriver-image.tar", Entrypoint: "/testdriver",
 		Binaries: []Binary{{Name: "testdriver", Package: "./testdriver/cmd/testdriver"}, {Name: "workload", Package: "./testdriver/cmd/workload"}},
-	}.Build(repoRoot, outDir)
+	}.BuildContext(ctx, repoRoot, outDir)
 }
 
 // GoImage is an image of static Go binaries and nothing else, tagged with
@@ -57,6 +63,11 @@ type Binary struct {
 // Build compiles the binaries from repoRoot into outDir and writes the
 // archive there.
 func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
+	return g.BuildContext(context.Background(), repoRoot, outDir)
+}
+
+// BuildContext is Build, its compiles killed when ctx ends.
+func (g GoImage) BuildContext(ctx context.Context, repoRoot, outDir string) (Built, error) {
 	outDir, err := filepath.Abs(outDir)
 	if err != nil {
 		return Built{}, err
@@ -76,7 +87,7 @@ func (g GoImage) Build(repoRoot, outDir string) (Built, error) {
 			args = append(args, "-tags", strings.Join(b.Tags, ","))
 		}
 		args = append(args, "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package)
-		cmd := exec.Command("go", args...)
+		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
