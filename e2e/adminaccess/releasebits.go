@@ -137,8 +137,9 @@ func besideBits(ctx context.Context, status string, r release.Release) (bits *no
 	start := time.Now()
 	poll := wait.PollUntilContextTimeout(ctx, 2*time.Second, bitsBesideTimeout, true, func(context.Context) (bool, error) {
 		bits, done, err = nodesource.ReadBitsStatus(status, r)
-		// The runner started the getter before the suite, and it writes
-		// the file first: none a minute into the suite means it never ran.
+		// The runner started the getter before the node image's step, and
+		// it writes the file first: none a minute into the suite means it
+		// never ran.
 		if errors.Is(err, nodesource.ErrNoBitsStatus) && time.Since(start) > time.Minute {
 			return true, nil
 		}

@@ -97,8 +97,8 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	want := []string{
-		"e2e-cluster node-image 1.35", "e2e-cluster upgrade-bits 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
-		"e2e-cluster node-image 1.36", "e2e-cluster upgrade-bits 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
+		"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
+		"e2e-cluster upgrade-bits 1.36", "e2e-cluster node-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
 	}
 	if !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
@@ -170,7 +170,7 @@ func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 	if !compiled {
 		t.Error("the suite was not compiled beside")
 	}
-	if want := []string{"e2e-cluster node-image 1.35", "e2e-cluster upgrade-bits 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
+	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
 	}
 }

@@ -27,23 +27,17 @@ type step struct {
 
 // releaseSteps are one release's steps: the builds of this repository's
 // code the suite needs, started beside the steps after them; on clusters
-// the suite makes, the release's node image and then, unless UPGRADE=0,
-// the next release's bits for the upgrade spec, got beside every step
-// after it; the bundled driver's image (or the pushed one named), as built
+// the suite makes, unless UPGRADE=0, the next release's bits for the
+// upgrade spec, got beside every step after it, and the release's node
+// image; the bundled driver's image (or the pushed one named), as built
 // beside; the suite.
-//
-// The bits wait for the node image: where they are built, they are the
-// run's second Kubernetes build, and beside the first, even at the lowest
-// priority, they slowed it by a tenth (measured: one cold build of four
-// commands, 205-214 s alone, 227 s beside another at nice 19), while the
-// suite leaves about two thirds of the CPU idle.
 func (p *Pipeline) releaseSteps(c Config) []step {
 	steps := []step{{"builds beside", p.buildsBeside}}
 	if !c.Existing() {
-		steps = append(steps, step{"node image", p.nodeImage})
 		if c.Get("UPGRADE") != "0" {
 			steps = append(steps, step{"next release's bits", p.upgradeBits})
 		}
+		steps = append(steps, step{"node image", p.nodeImage})
 	}
 	return append(steps, step{"driver image", p.driverImage}, step{"ginkgo", p.ginkgo})
 }
@@ -108,7 +102,8 @@ func (p *Pipeline) nodeImage(c Config, b *built) error {
 // (b.upgradeBits) only when that spec starts. Where no node image of that
 // release is here or can be pulled, getting them is minutes of compiling:
 // they are then built alone, at the lowest CPU priority, in the CPU the
-// cluster's creation and the specs before the upgrade's leave idle. e2e-cluster says "none" where the label filter leaves the spec
+// node image's build, the cluster's creation and the parallel specs leave
+// idle. e2e-cluster says "none" where the label filter leaves the spec
 // out, the release is the newest, or a feature set other than the
 // defaults makes the spec a declared skip.
 func (p *Pipeline) upgradeBits(c Config, b *built) error {
