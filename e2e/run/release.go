@@ -129,6 +129,7 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	// Ctrl-C, so that it removes its build container, then a kill.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second
+	endsWithRunner(cmd)
 	cmd.Stdout, cmd.Stderr = log, log
 	start, done := time.Now(), make(chan struct{})
 	var took time.Duration
