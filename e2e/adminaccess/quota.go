@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -166,8 +167,9 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	ginkgo.GinkgoHelper()
 	hard := corev1.ResourceList{q.key: quantityOf(n)}
 	_, err := env.Client.CoreV1().ResourceQuotas(q.namespace).Get(ctx, q.name, metav1.GetOptions{})
+	created := apierrors.IsNotFound(err)
 	switch {
-	case apierrors.IsNotFound(err):
+	case created:
 		_, err = env.Client.CoreV1().ResourceQuotas(q.namespace).Create(ctx, &corev1.ResourceQuota{
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec:       corev1.ResourceQuotaSpec{Hard: hard},
@@ -193,9 +195,28 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	// the quota as a real one would be and stores nothing: once one for
 	// exactly the room left is admitted, admission enforces the new limit.
 	// The specs only raise a limit, which a stale view refuses; with no room
-	// left there is nothing to ask.
+	// left there is nothing to ask. A quota just created is the other way
+	// round: the stale view is no quota at all, which admits anything (seen
+	// once: a claim for 3 admitted right after status.hard said 2), so a
+	// dry run for one device more than the room left must be refused first.
 	used := st.Used[q.key]
 	room := n - used.Value()
+	if created && room+1 <= resourceapi.AllocationResultsMaxSize {
+		over := q.b.Claim(builder.Count(room + 1))
+		over.Name = "quota-probe-over"
+		refused := fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, room+1, q.key, used.Value(), q.key, n)
+		gomega.Eventually(ctx, func(ctx context.Context) error {
+			_, err := env.DRA.ResourceClaims(q.namespace).Create(ctx, over, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			switch {
+			case err == nil:
+				return fmt.Errorf("a claim for %d device(s) was admitted", room+1)
+			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), refused):
+				return nil
+			}
+			return err
+		}).WithTimeout(allocateTimeout).Should(gomega.Succeed(),
+			"kube-apiserver's quota admission refuses a claim for %d device(s), one more than new quota %s's limit %d leaves (dry run)", room+1, q.name, n)
+	}
 	if room <= 0 {
 		return
 	}
