@@ -201,21 +201,21 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	// dry run for one device more than the room left must be refused first.
 	used := st.Used[q.key]
 	room := n - used.Value()
-	if created && room+1 <= resourceapi.AllocationResultsMaxSize {
-		over := q.b.Claim(builder.Count(room + 1))
+	if more := max(room, 0) + 1; created && more <= resourceapi.AllocationResultsMaxSize {
+		over := q.b.Claim(builder.Count(more))
 		over.Name = "quota-probe-over"
-		refused := fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, room+1, q.key, used.Value(), q.key, n)
+		refused := fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, more, q.key, used.Value(), q.key, n)
 		gomega.Eventually(ctx, func(ctx context.Context) error {
 			_, err := env.DRA.ResourceClaims(q.namespace).Create(ctx, over, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			switch {
 			case err == nil:
-				return fmt.Errorf("a claim for %d device(s) was admitted", room+1)
+				return fmt.Errorf("a claim for %d device(s) was admitted", more)
 			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), refused):
 				return nil
 			}
 			return err
 		}).WithTimeout(allocateTimeout).Should(gomega.Succeed(),
-			"kube-apiserver's quota admission refuses a claim for %d device(s), one more than new quota %s's limit %d leaves (dry run)", room+1, q.name, n)
+			"kube-apiserver's quota admission refuses a claim for %d device(s), one more than new quota %s's limit %d leaves (dry run)", more, q.name, n)
 	}
 	if room <= 0 {
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,37 +142,74 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 }
 
 // The bundled driver's image and the suite's compile run beside the node
-// image, and Ginkgo starts once both are done: a driver build that waits
-// for the node image's step to run ends only if it is beside it.
+// image: the node image's step waits for the driver's build to have
+// started, which it does only if it started before (or beside) it; and
+// Ginkgo starts only once the compile is done.
 func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 	root := t.TempDir()
-	nodeImage := make(chan struct{})
+	driverStarted, compiled := make(chan struct{}), make(chan struct{})
+	var problems []string
 	f := &fakeRun{started: func(args []string) {
-		if slices.Contains(args, "node-image") {
-			close(nodeImage)
+		switch {
+		case slices.Contains(args, "node-image"):
+			select {
+			case <-driverStarted:
+			case <-time.After(10 * time.Second):
+				problems = append(problems, "the node image's step ran before the driver's build started")
+			}
+		case filepath.Base(args[0]) == "go":
+			select {
+			case <-compiled:
+			default:
+				problems = append(problems, "Ginkgo started before the suite's compile was done")
+			}
 		}
 	}}
 	var out bytes.Buffer
 	p := pipeline(f, &out)
-	compiled := false
 	p.buildDriver = func(_ context.Context, root, out string) (image.Built, error) {
-		select {
-		case <-nodeImage:
-			return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
-		case <-time.After(10 * time.Second):
-			return image.Built{}, fmt.Errorf("the node image's step did not run while the driver was built")
-		}
+		close(driverStarted)
+		return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
 	}
-	p.compileSuite = func(context.Context, Config) { compiled = true }
+	p.compileSuite = func(context.Context, Config) {
+		time.Sleep(100 * time.Millisecond) // a compile that ends after the steps before Ginkgo
+		close(compiled)
+	}
 	c := Resolve(env("K8S_VERSION", "1.35"), nil, root)
 	if err := p.Release(context.Background(), c); err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}
-	if !compiled {
-		t.Error("the suite was not compiled beside")
+	for _, problem := range problems {
+		t.Error(problem)
 	}
 	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
+	}
+}
+
+// Ctrl-C while the run waits for the suite's compile beside it (after the
+// driver image step) ends that compile, and no Ginkgo starts after it.
+func TestNoGinkgoAfterAnInterruptedCompile(t *testing.T) {
+	root := t.TempDir()
+	ctx, interrupt := context.WithCancel(context.Background())
+	f := &fakeRun{}
+	var out bytes.Buffer
+	driverStep := make(chan struct{})
+	p := pipeline(f, &out)
+	p.Stdout = &lineSignal{w: &out, line: "e2e: test driver image", seen: driverStep}
+	p.compileSuite = func(context.Context, Config) {
+		<-driverStep
+		interrupt()
+	}
+	c := Resolve(env("K8S_VERSION", "1.35"), nil, root)
+	err := p.Release(ctx, c)
+	if err == nil || !strings.Contains(err.Error(), "ginkgo: not started: interrupted") {
+		t.Errorf("error %v, want ginkgo not started", err)
+	}
+	for _, cmd := range f.commands {
+		if strings.HasPrefix(cmd, "ginkgo") {
+			t.Errorf("Ginkgo ran after the interrupt: %q", f.commands)
+		}
 	}
 }
 
@@ -259,4 +297,23 @@ func TestRunReleaseExitsAsTheSuite(t *testing.T) {
 	if code := pipeline(&fakeRun{}, &out).RunRelease(context.Background(), c); code != 0 {
 		t.Errorf("exit %d", code)
 	}
+}
+
+// lineSignal writes to w and closes seen the first time a write holds line.
+type lineSignal struct {
+	mu   sync.Mutex
+	w    io.Writer
+	line string
+	seen chan struct{}
+	done bool
+}
+
+func (l *lineSignal) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done && bytes.Contains(b, []byte(l.line)) {
+		l.done = true
+		defer close(l.seen)
+	}
+	return l.w.Write(b)
 }

@@ -39,7 +39,7 @@ func (p *Pipeline) releaseSteps(c Config) []step {
 		}
 		steps = append(steps, step{"node image", p.nodeImage})
 	}
-	return append(steps, step{"driver image", p.driverImage}, step{"ginkgo", p.ginkgo})
+	return append(steps, step{"driver image", p.driverImage}, step{"suite's compile", p.suiteCompile}, step{"ginkgo", p.ginkgo})
 }
 
 // Release runs one release, K8S_VERSION, on CLUSTER_NAME: no preflight and
@@ -247,15 +247,22 @@ func (p *Pipeline) driverImage(c Config, b *built) error {
 	return nil
 }
 
+// suiteCompile waits for the suite's compile beside the steps before: a
+// step of its own, so that a Ctrl-C that ended the compile starts no
+// Ginkgo (the pipeline checks between steps).
+func (p *Pipeline) suiteCompile(c Config, b *built) error {
+	if b.suiteCompiled != nil {
+		b.suiteCompiled()
+	}
+	return nil
+}
+
 // ginkgo runs the suite under go tool ginkgo, its output also in the
 // release's e2e.log. The release's folder starts empty.
 func (p *Pipeline) ginkgo(c Config, b *built) error {
 	dir := c.releaseDir()
 	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
 		return err
-	}
-	if b.suiteCompiled != nil {
-		b.suiteCompiled()
 	}
 	args, err := c.GinkgoCommand(*b)
 	if err != nil {
@@ -290,6 +297,10 @@ func compileSuite(ctx context.Context, c Config) {
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-tags", "e2e", "-o", os.DevNull, "./e2e")
 	cmd.Dir, cmd.Env = c.Root(), c.Environ(os.Environ())
+	// The go command's compiles outlive its kill; their output is not
+	// waited for past that.
+	cmd.WaitDelay = 5 * time.Second
+	endsWithRunner(cmd)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(log, "go test -c: %v\n", err)

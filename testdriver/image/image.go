@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 )
@@ -89,6 +90,9 @@ func (g GoImage) BuildContext(ctx context.Context, repoRoot, outDir string) (Bui
 		args = append(args, "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package)
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repoRoot
+		// Cancelled, the go command is killed but its compiles are not: their
+		// output is not waited for past that.
+		cmd.WaitDelay = 5 * time.Second
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return Built{}, fmt.Errorf("building %s: %v\n%s", b.Package, err, msg)
