@@ -204,7 +204,7 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	if more := max(room, 0) + 1; created && more <= resourceapi.AllocationResultsMaxSize {
 		over := q.b.Claim(builder.Count(more))
 		over.Name = "quota-probe-over"
-		refused := fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, more, q.key, used.Value(), q.key, n)
+		refused := q.exceeded(more, used.Value(), n)
 		gomega.Eventually(ctx, func(ctx context.Context) error {
 			_, err := env.DRA.ResourceClaims(q.namespace).Create(ctx, over, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			switch {
@@ -285,11 +285,16 @@ func (q deviceQuota) expectUsed(ctx context.Context, n int64, why string) {
 		"quota %s: %s (%s used=%d)", q.name, why, q.key, n)
 }
 
-// expectExceeded checks the quota admission's refusal, with the numbers it
-// charged (pkg/quota/v1/.../admission: "exceeded quota: ...").
+// exceeded is kube-apiserver's text for a claim this quota refuses, with
+// the numbers it charged (pkg/quota/v1/.../admission: "exceeded quota: ...").
+func (q deviceQuota) exceeded(requested, used, limited int64) string {
+	return fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, requested, q.key, used, q.key, limited)
+}
+
+// expectExceeded checks the quota admission's refusal, with those numbers.
 func (q deviceQuota) expectExceeded(err error, what string, requested, used, limited int64) {
 	ginkgo.GinkgoHelper()
-	want := fmt.Sprintf("exceeded quota: %s, requested: %s=%d, used: %s=%d, limited: %s=%d", q.name, q.key, requested, q.key, used, q.key, limited)
+	want := q.exceeded(requested, used, limited)
 	gomega.Expect(err).To(gomega.HaveOccurred(), "%s must exceed the quota (%s)", what, want)
 	gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "%s must be refused as Forbidden by the quota, got %v", what, err)
 	gomega.Expect(err.Error()).To(gomega.ContainSubstring(want), what)
