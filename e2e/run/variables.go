@@ -3,8 +3,9 @@
 // and checks), the resolve step that turns them into a Config, and the
 // pipeline of named steps that make e2e, make signoff, make bench and
 // make e2e-release go through (e2e/cmd/run): preflight, then per release
-// the next release's bits (got beside the steps after it), the node image,
-// the driver image and the suite under Ginkgo, then the sign-off. The suite binary's flags
+// the driver image and the suite's compile and the next release's bits
+// (each got beside the steps after it), the node image, and the suite under
+// Ginkgo, then the sign-off. The suite binary's flags
 // (e2e/adminaccess), the in-cluster entry (e2e/cmd/incluster) and the Job
 // that carries the variables into the cluster (e2e/suitejob) read the
 // same table, so a variable is added in one place.
