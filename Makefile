@@ -25,6 +25,15 @@ $(foreach v,$(GIVEN),$(eval override $(v) := $$(value $(v))))
 export $(GIVEN)
 RUN = $(BIN)/run --given '$(GIVEN)'
 
+# Every go command here compiles with the project's one set of settings
+# (clusters/gobuild, whose comment says why; a test keeps these lines equal
+# to it): the runner, e2e-cluster, make test's packages, the driver's image,
+# the suite and the node image's builds then share one build cache, and a
+# cold machine compiles the standard library and the shared modules once.
+# GOFLAGS keeps what the user set (go env -w included).
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip $(shell go env GOFLAGS 2>/dev/null) -trimpath -gcflags=all=-dwarf=false)
+
 .PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables clean
 
 test:

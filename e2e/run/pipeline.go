@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/e2e/bench"
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
@@ -50,7 +51,7 @@ func New(stdout, stderr io.Writer) *Pipeline {
 }
 
 func runCommand(c Config, cmd *exec.Cmd) error {
-	cmd.Dir, cmd.Env = c.Root(), c.Environ(os.Environ())
+	cmd.Dir, cmd.Env = c.Root(), gobuild.Environ(c.Environ(os.Environ()))
 	return cmd.Run()
 }
 
@@ -58,7 +59,7 @@ func runCommand(c Config, cmd *exec.Cmd) error {
 // its environment, its output the run's.
 func (c Config) Command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env = c.Root(), c.Environ(os.Environ())
+	cmd.Dir, cmd.Env = c.Root(), gobuild.Environ(c.Environ(os.Environ()))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd
 }

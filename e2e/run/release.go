@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -296,7 +297,7 @@ func compileSuite(ctx context.Context, c Config) {
 	}
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "e2e", "./e2e/adminaccess")
-	cmd.Dir, cmd.Env = c.Root(), c.Environ(os.Environ())
+	cmd.Dir, cmd.Env = c.Root(), gobuild.Environ(c.Environ(os.Environ()))
 	// The go command's compiles outlive its kill; their output is not
 	// waited for past that.
 	cmd.WaitDelay = 5 * time.Second

@@ -8,19 +8,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // Read returns the contents of every spec source (e2e/adminaccess/*.go), by
-// path.
+// path. The module's root is found from the working folder (a test's is its
+// package's): the binaries are built with -trimpath, so runtime.Caller names
+// no folder of this machine.
 func Read() (map[string]string, error) {
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		return nil, fmt.Errorf("cannot locate the e2e folder")
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
 	}
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(self)), "adminaccess", "*.go"))
+	files, err := filepath.Glob(filepath.Join(root, "e2e", "adminaccess", "*.go"))
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no spec files found (%v)", err)
+		return nil, fmt.Errorf("no spec files found under %s (%v)", root, err)
 	}
 	out := map[string]string{}
 	for _, f := range files {
@@ -31,4 +32,23 @@ func Read() (map[string]string, error) {
 		out[f] = string(data)
 	}
 	return out, nil
+}
+
+// moduleRoot is the nearest folder at or above the working folder that
+// holds go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod at or above the working folder")
+		}
+		dir = parent
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 )
 
@@ -87,13 +88,14 @@ func (g GoImage) BuildContext(ctx context.Context, repoRoot, outDir string) (Bui
 		if len(b.Tags) > 0 {
 			args = append(args, "-tags", strings.Join(b.Tags, ","))
 		}
-		args = append(args, "-trimpath", "-ldflags", "-s -w", "-o", out, b.Package)
+		args = append(args, gobuild.Flags...)
+		args = append(args, "-ldflags", "-s -w", "-o", out, b.Package)
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repoRoot
 		// Cancelled, the go command is killed but its compiles are not: their
 		// output is not waited for past that.
 		cmd.WaitDelay = 5 * time.Second
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = gobuild.Environ(os.Environ())
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return Built{}, fmt.Errorf("building %s: %v\n%s", b.Package, err, msg)
 		}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -133,11 +134,11 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 		{"etcd", afterDownload(later[1])},
 		{"coredns", afterDownload(later[2])},
 		{"own binaries", func() error {
-			env := append(os.Environ(), "CGO_ENABLED=0")
-			if err := b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.pause, "./clusters/cmd/pause"); err != nil {
+			env := gobuild.Environ(os.Environ())
+			if err := b.run(ctx, b.RepoRoot, env, "go", goBuildArgs(bins.pause, "./clusters/cmd/pause")...); err != nil {
 				return err
 			}
-			return b.run(ctx, b.RepoRoot, env, "go", "build", "-trimpath", "-o", bins.capshim, "./clusters/nodesource/cmd/runc-capshim")
+			return b.run(ctx, b.RepoRoot, env, "go", goBuildArgs(bins.capshim, "./clusters/nodesource/cmd/runc-capshim")...)
 		}},
 		{"rootfs wait", func() error { <-rootfsDone; return rootfsErr }},
 		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 )
 
 // goModule is a throwaway main module, generated under the output folder, that
@@ -67,12 +69,12 @@ func (b *Builder) writeModule(m goModule) (string, error) {
 	return dir, nil
 }
 
-// goBuild writes the module and runs `go build`. -trimpath keeps the Go
-// build cache valid across checkouts, so a fresh clone rebuilds in seconds.
-// -dwarf=false: the linker strips the debug information anyway (-s -w), so
-// the compiler need not write it; measured cold on 2 cores, the four
-// commands of a release switch compile in 205-214 s instead of 229-230 s,
-// into the same code.
+// goBuild writes the module and runs `go build` with the project's flags
+// (gobuild.Flags). -trimpath keeps the Go build cache valid across
+// checkouts, so a fresh clone rebuilds in seconds. -dwarf=false: the
+// linker strips the debug information anyway (-s -w), so the compiler need
+// not write it; measured cold on 2 cores, the four commands of a release
+// switch compile in 205-214 s instead of 229-230 s, into the same code.
 func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 	dir, err := b.writeModule(m)
 	if err != nil {
@@ -85,7 +87,7 @@ func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 		}
 		out += string(os.PathSeparator)
 	}
-	args := []string{"build", "-trimpath", "-gcflags=all=-dwarf=false", "-o", out}
+	args := goBuildArgs(out)
 	if m.LDFlags != "" {
 		args = append(args, "-ldflags", m.LDFlags)
 	}
@@ -93,6 +95,12 @@ func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 		args = append(args, "-tags", m.Tags)
 	}
 	return b.goCommand(ctx, dir, append(args, m.Packages...))
+}
+
+// goBuildArgs is go build's arguments with the project's flags, writing out.
+func goBuildArgs(out string, packages ...string) []string {
+	args := append([]string{"build"}, gobuild.Flags...)
+	return append(append(args, "-o", out), packages...)
 }
 
 // download resolves m's imports as its build will and downloads the modules
@@ -112,7 +120,7 @@ func (b *Builder) download(ctx context.Context, m goModule) error {
 
 // goCommand runs go with args in a generated module's folder dir.
 func (b *Builder) goCommand(ctx context.Context, dir string, args []string) error {
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0", "GOTOOLCHAIN=local")
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", gobuild.CgoOff, "GOTOOLCHAIN=local")
 	if b.Yield {
 		// The compiler and linker go inherit the priority.
 		return b.run(ctx, dir, env, "nice", append([]string{"-n", "19", "go"}, args...)...)
