@@ -74,11 +74,9 @@ func (b *Builder) stage(rec Recipe, bins binaries, imagesDir, dir string) error 
 // import, copy, run the in-container steps (systemd set-up, image preload into
 // containerd), commit. The build container is removed whatever happens.
 func (b *Builder) assemble(ctx context.Context, rec Recipe, rootfsTar, stageDir, tag string) error {
-	base := "kind-e2e/rootfs:" + rootfsKey()
-	if exec.CommandContext(ctx, "docker", "image", "inspect", base).Run() != nil {
-		if err := b.run(ctx, "", nil, "docker", "import", rootfsTar, base); err != nil {
-			return err
-		}
+	base, err := b.importRootfs(ctx, rootfsTar)
+	if err != nil {
+		return err
 	}
 	name := fmt.Sprintf("kind-e2e-build-%s-%d", strings.ReplaceAll(rec.Release.Version, ".", "-"), os.Getpid())
 	// Privileged: containerd runs inside to preload the images.
@@ -109,6 +107,18 @@ func (b *Builder) assemble(ctx context.Context, rec Recipe, rootfsTar, stageDir,
 		return fmt.Errorf("docker build (STOPSIGNAL): %v: %s", err, out)
 	}
 	return nil
+}
+
+// importRootfs makes the root filesystem's tarball the base image the
+// node image starts from, unless it exists, and names it.
+func (b *Builder) importRootfs(ctx context.Context, rootfsTar string) (string, error) {
+	base := "kind-e2e/rootfs:" + rootfsKey()
+	if exec.CommandContext(ctx, "docker", "image", "inspect", base).Run() != nil {
+		if err := b.run(ctx, "", nil, "docker", "import", rootfsTar, base); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {
