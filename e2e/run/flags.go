@@ -58,6 +58,9 @@ type built struct {
 	// the suite's compile beside them.
 	driver        func() (image.Built, time.Duration, error)
 	suiteCompiled func()
+	// suiteBinary is the suite's test binary built beside, which Ginkgo
+	// runs ("": Ginkgo compiles ./e2e itself).
+	suiteBinary string
 	// driverTag and driverArchive are the bundled driver's image (no
 	// archive where the nodes pull TESTDRIVER_IMAGE).
 	driverTag, driverArchive string
@@ -82,9 +85,13 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 	args := append([]string{"tool", "ginkgo", "-p"}, GinkgoFlags(c.Get, "--", nil)...)
 	args = append(args, "--fail-on-empty", "--tags=e2e")
 	args = append(args, extra...)
-	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, "./e2e", "--")
-	suite := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
-	args = append(args, SuiteFlags(suite.Get, nil)...)
+	suite := "./e2e"
+	if b.suiteBinary != "" {
+		suite = b.suiteBinary // built beside the node image
+	}
+	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, suite, "--")
+	sc := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
+	args = append(args, SuiteFlags(sc.Get, nil)...)
 	args = append(args, "--upgrade-bits="+b.upgradeBits, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
 		"--timeline-file="+b.timeline, "--source-root="+c.Root(), "--output-dir="+c.Out())
 	if c.Existing() {

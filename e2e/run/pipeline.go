@@ -37,9 +37,9 @@ type Pipeline struct {
 	// run's variables in its environment; tests record instead.
 	start       func(Config, *exec.Cmd) error
 	buildDriver buildDriver
-	// compileSuite warms the build cache for Ginkgo's compile; tests
-	// replace it.
-	compileSuite func(context.Context, Config)
+	// compileSuite builds the suite's test binary for Ginkgo to run and
+	// says where it is ("": Ginkgo compiles); tests replace it.
+	compileSuite func(context.Context, Config) string
 	// preflight is Preflight, which tests replace: it asks Docker and
 	// clusters.
 	preflight func(context.Context, Config) []string

@@ -81,7 +81,7 @@ func pipeline(f *fakeRun, out *bytes.Buffer) *Pipeline {
 		buildDriver: func(_ context.Context, root, out string) (image.Built, error) {
 			return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
 		},
-		compileSuite: func(context.Context, Config) {}}
+		compileSuite: func(context.Context, Config) string { return "" }}
 }
 
 func lines(out *bytes.Buffer) []string { return strings.Split(strings.TrimSpace(out.String()), "\n") }
@@ -144,7 +144,8 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 // The bundled driver's image and the suite's compile run beside the node
 // image: the node image's step waits for the driver's build to have
 // started, which it does only if it started before (or beside) it; and
-// Ginkgo starts only once the compile is done.
+// Ginkgo starts only once the compile is done, and runs the binary it
+// built.
 func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 	root := t.TempDir()
 	driverStarted, compiled := make(chan struct{}), make(chan struct{})
@@ -163,6 +164,9 @@ func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 			default:
 				problems = append(problems, "Ginkgo started before the suite's compile was done")
 			}
+			if !slices.Contains(args, "e2e/e2e.test") || slices.Contains(args, "./e2e") {
+				problems = append(problems, fmt.Sprintf("Ginkgo does not run the test binary built beside: %q", args))
+			}
 		}
 	}}
 	var out bytes.Buffer
@@ -171,9 +175,10 @@ func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 		close(driverStarted)
 		return image.Built{Tag: "kind-e2e/testdriver:t", Archive: out + "/t.tar"}, nil
 	}
-	p.compileSuite = func(context.Context, Config) {
+	p.compileSuite = func(context.Context, Config) string {
 		time.Sleep(100 * time.Millisecond) // a compile that ends after the steps before Ginkgo
 		close(compiled)
+		return suiteBinary
 	}
 	c := Resolve(env("K8S_VERSION", "1.35"), nil, root)
 	if err := p.Release(context.Background(), c); err != nil {
@@ -197,9 +202,10 @@ func TestNoGinkgoAfterAnInterruptedCompile(t *testing.T) {
 	driverStep := make(chan struct{})
 	p := pipeline(f, &out)
 	p.Stdout = &lineSignal{w: &out, line: "e2e: test driver image", seen: driverStep}
-	p.compileSuite = func(context.Context, Config) {
+	p.compileSuite = func(context.Context, Config) string {
 		<-driverStep
 		interrupt()
+		return ""
 	}
 	c := Resolve(env("K8S_VERSION", "1.35"), nil, root)
 	err := p.Release(ctx, c)
@@ -316,4 +322,23 @@ func (l *lineSignal) Write(b []byte) (int, error) {
 		defer close(l.seen)
 	}
 	return l.w.Write(b)
+}
+
+// A go build flag in GINKGO_ARGS (which a binary built beside would lack)
+// makes Ginkgo compile the suite itself; Ginkgo's other flags do not.
+func TestGoBuildFlagInGinkgoArgs(t *testing.T) {
+	for args, want := range map[string]string{
+		"":                                "",
+		"-v --poll-progress-after=60s":    "",
+		"--label-filter=race --focus=vet": "",
+		"-v --race":                       "--race",
+		"-cover":                          "-cover",
+		"--tags=extra -v":                 "--tags=extra",
+		"--ldflags=-X=a.b=c":              "--ldflags=-X=a.b=c",
+	} {
+		c := Resolve(env("K8S_VERSION", "1.35", "GINKGO_ARGS", args), nil, t.TempDir())
+		if got := goBuildFlag(c); got != want {
+			t.Errorf("GINKGO_ARGS=%q: go build flag %q, want %q", args, got, want)
+		}
+	}
 }

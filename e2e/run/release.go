@@ -15,6 +15,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // step is one named part of a release's run, as kind's create is a
@@ -188,13 +189,13 @@ func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, e
 
 // buildsBeside starts building what the suite needs of this repository's
 // code beside the steps after it: the bundled driver's image (unless the
-// nodes pull TESTDRIVER_IMAGE), then the suite's packages (compileSuite,
-// whose build cache Ginkgo's own compile then finds). The driver image
-// step waits for the driver's. With the node images present, the driver's
-// build is hidden and Ginkgo starts the specs 2 s after it starts instead
-// of 6.5 s. On a cold machine, whose two cores the node image's build
-// keeps busy, it only moves that minute of compiling into the node
-// image's build, which it lengthens as much (docs/benchmarks.md).
+// nodes pull TESTDRIVER_IMAGE), then the suite's test binary and Ginkgo's
+// own command (compileSuite), which Ginkgo then runs instead of compiling
+// them. The driver image step waits for the driver's. With the node
+// images present, the driver's build is hidden and Ginkgo starts the specs
+// 2 s after it starts instead of 6.5 s. On a cold machine the test
+// binary's link and Ginkgo's command (16 s and 19 s alone) are done while
+// the node image builds, instead of between it and the first spec.
 func (p *Pipeline) buildsBeside(c Config, b *built) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	driverBuilt, done := make(chan struct{}), make(chan struct{})
@@ -212,7 +213,7 @@ func (p *Pipeline) buildsBeside(c Config, b *built) error {
 		// A failed compile is Ginkgo's to report, with its own output;
 		// after a failed driver build (or Ctrl-C) no Ginkgo runs.
 		if err == nil {
-			p.compileSuite(ctx, c)
+			b.suiteBinary = p.compileSuite(ctx, c)
 		}
 	}()
 	b.driver = func() (image.Built, time.Duration, error) {
@@ -284,26 +285,69 @@ func (p *Pipeline) ginkgo(c Config, b *built) error {
 // which tests replace.
 type buildDriver func(ctx context.Context, root, out string) (image.Built, error)
 
-// compileSuite compiles the suite's packages into the build cache, with
-// the e2e tag as Ginkgo does (its -ldflags only change the link): go build
-// of the package of specs, which Ginkgo's test binary is little more than,
-// and which links nothing (a go test -c here linked a binary Ginkgo links
-// again: 3 s against 0.25 s warm). What it prints goes to
-// _output/suite-compile.log.
-func compileSuite(ctx context.Context, c Config) {
+// suiteBinary is where compileSuite writes the suite's test binary,
+// relative to the repository, where Ginkgo's own compile would put it: in
+// the package's folder, the specs' working folder.
+var suiteBinary = filepath.Join(".", "e2e", "e2e.test")
+
+// compileSuite builds what Ginkgo would build before its first spec: its
+// own command (go tool caches it) and the suite's test binary, as Ginkgo
+// builds it (go test -c, the e2e tag, -s -w), which Ginkgo then runs
+// precompiled. It says where the binary is, or "" where Ginkgo compiles
+// the package itself: after a failed compile (Ginkgo's compile then
+// reports why), or where GINKGO_ARGS holds a go build flag (-race, -cover,
+// ...), which a binary built here would lack. What the go commands print
+// goes to _output/suite-compile.log.
+func compileSuite(ctx context.Context, c Config) string {
 	log, err := os.Create(filepath.Join(c.Out(), "suite-compile.log"))
 	if err != nil {
-		return
+		return ""
 	}
 	defer log.Close()
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "e2e", "./e2e/adminaccess")
-	cmd.Dir, cmd.Env = c.Root(), gobuild.Environ(c.Environ(os.Environ()))
-	// The go command's compiles outlive its kill; their output is not
-	// waited for past that.
-	cmd.WaitDelay = 5 * time.Second
-	endsWithRunner(cmd)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(log, "go build: %v\n", err)
+	goCommand := func(args ...string) error {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir, cmd.Env = c.Root(), gobuild.Environ(c.Environ(os.Environ()))
+		// The go command's compiles outlive its kill; their output is not
+		// waited for past that.
+		cmd.WaitDelay = 5 * time.Second
+		endsWithRunner(cmd)
+		cmd.Stdout, cmd.Stderr = log, log
+		fmt.Fprintf(log, "+ go %s\n", strings.Join(args, " "))
+		err := cmd.Run()
+		if err != nil {
+			fmt.Fprintf(log, "go %s: %v\n", args[0], err)
+		}
+		return err
 	}
+	goCommand("tool", "ginkgo", "version")
+	binary := filepath.Join(c.Root(), suiteBinary)
+	if flag := goBuildFlag(c); flag != "" {
+		fmt.Fprintf(log, "GINKGO_ARGS has the go build flag %s: Ginkgo compiles the suite itself\n", flag)
+		os.Remove(binary)
+		return ""
+	}
+	// An earlier binary is only reused where go finds it up to date.
+	if goCommand("test", "-c", "-tags", "e2e", "-ldflags", "-s -w", "-o", binary, "./e2e") != nil {
+		os.Remove(binary)
+		return ""
+	}
+	return suiteBinary
+}
+
+// goBuildFlag is the first go build flag (Ginkgo's list) in GINKGO_ARGS,
+// or "".
+func goBuildFlag(c Config) string {
+	words, _ := ginkgoArgs(c)
+	for _, w := range words {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		for _, f := range append(types.GoBuildFlags, types.GoBuildOFlags...) {
+			if name == f.Name {
+				return w
+			}
+		}
+	}
+	return ""
 }
