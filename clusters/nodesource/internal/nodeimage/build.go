@@ -35,9 +35,10 @@ type Builder struct {
 	Out      string    // output folder, e.g. _output/nodeimage
 	RepoRoot string    // this module's root (for our own small binaries)
 	Progress io.Writer // one line per step
-	// Yield runs the Go builds at the lowest CPU priority, for a build that
-	// runs beside a suite (the next release's bits): on a machine of two
-	// cores, it takes the CPU the suite leaves idle and no more.
+	// Yield runs the Go builds at the lowest CPU priority (SCHED_IDLE), for
+	// a build that runs beside a suite (the next release's bits): on a
+	// machine of two cores, it takes the CPU the suite leaves idle and no
+	// more.
 	Yield bool
 	log   io.Writer // everything the tools print
 }
