@@ -34,7 +34,7 @@ RUN = $(BIN)/run --given '$(GIVEN)'
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(shell go env GOFLAGS 2>/dev/null) -trimpath -gcflags=all=-dwarf=false)
 
-.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up apt-prefetch docker-down tools e2e-tools e2e-cli run-cli variables clean
+.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables clean
 
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -46,12 +46,6 @@ test:
 
 docker-up:
 	@hack/docker-up.sh
-
-# Where Docker or debootstrap is missing, apt downloads their packages in
-# the background while the runner compiles; docker-up and e2e-tools then
-# only unpack them. It installs nothing (see the script).
-apt-prefetch:
-	@hack/apt-prefetch.sh
 
 # Stops the dockerd docker-up started and restores the daemon.json it replaced.
 docker-down:
@@ -73,17 +67,16 @@ e2e-cli:
 run-cli:
 	@go build -o $(BIN)/run ./e2e/cmd/run
 
-# preflight refuses a bad variable before anything is installed or built
-# (in seconds once the runner is compiled; only apt-prefetch's downloads may
-# have begun): e2e, signoff and bench run it before docker-up, and the
-# runner again as its first step, once Docker answers.
+# preflight refuses a bad variable in seconds, before anything is installed
+# or built: e2e, signoff and bench run it before docker-up, and the runner
+# again as its first step, once Docker answers.
 preflight: run-cli
 	@$(RUN) preflight
 
 # e2e runs every release of K8S_VERSIONS in turn and fails if any failed;
 # Ctrl-C ends the release that runs (Ginkgo cleans up) and runs no other.
 # Against an existing cluster (KUBECONFIG=...) it touches no Docker set-up.
-e2e: $(if $(EXISTING),,apt-prefetch) preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
+e2e: preflight $(if $(EXISTING),,docker-up e2e-tools) e2e-cli
 	@$(RUN) e2e
 
 # One release, K8S_VERSION, without preflight or sign-off.
@@ -95,14 +88,14 @@ e2e-release: run-cli e2e-cli
 # machine, each on one cluster of its own with the label filter its cells
 # select together, and writes the merged sign-off (signoff.md, .html, .json)
 # in $(ARTIFACTS)/signoff. Ctrl-C ends the column that runs and runs no other.
-signoff: apt-prefetch preflight docker-up e2e-tools e2e-cli
+signoff: preflight docker-up e2e-tools e2e-cli
 	@$(RUN) signoff
 
 # bench: one whole run of the release with its cluster kept, then each
 # component's gate moved off and on BENCH_REPEAT times on that cluster, then
 # the table (also in $(ARTIFACTS)/bench/<release>/bench.md). The cluster is
 # deleted at the end, unless KEEP_CLUSTER=1.
-bench: apt-prefetch preflight docker-up e2e-tools e2e-cli
+bench: preflight docker-up e2e-tools e2e-cli
 	@$(RUN) bench
 
 # The sign-off matrix (e2e/matrix): every column (release x DRA feature
@@ -115,7 +108,7 @@ matrix: run-cli
 variables: run-cli
 	@$(RUN) variables
 
-node-image: apt-prefetch run-cli docker-up e2e-tools e2e-cli
+node-image: run-cli docker-up e2e-tools e2e-cli
 	@$(RUN) node-image
 
 testdriver-image:
@@ -168,7 +161,7 @@ incluster-e2e-kind: docker-up e2e-cli
 vendor-e2e: docker-up e2e-cli
 	@bash hack/vendor-e2e.sh
 
-cluster-up: apt-prefetch run-cli docker-up e2e-tools e2e-cli
+cluster-up: run-cli docker-up e2e-tools e2e-cli
 	@$(RUN) cluster-up
 
 cluster-down: run-cli e2e-cli

@@ -57,8 +57,6 @@ if ! command -v dockerd >/dev/null 2>&1; then
   fi
   echo "docker-up: installing docker.io from Debian's packages"
   export DEBIAN_FRONTEND=noninteractive
-  # apt-prefetch may still be downloading them: wait until it lets go.
-  ! command -v flock >/dev/null 2>&1 || flock /run/e2e-apt.lock true
   apt-get update -qq || die "apt-get update failed; cannot install Docker"
   apt-get install -y -qq docker.io >/dev/null || die "apt-get install docker.io failed"
 fi

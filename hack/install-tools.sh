@@ -20,8 +20,6 @@ fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "install-tools: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # apt-prefetch may still be downloading them: wait until it lets go.
-  ! command -v flock >/dev/null 2>&1 || flock /run/e2e-apt.lock true
   apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
     echo "install-tools: could not install ${missing[*]}" >&2
 else
