@@ -88,7 +88,7 @@ func (g GoImage) BuildContext(ctx context.Context, repoRoot, outDir string) (Bui
 		if len(b.Tags) > 0 {
 			args = append(args, "-tags", strings.Join(b.Tags, ","))
 		}
-		args = append(args, gobuild.Flags...)
+		// The project's flags come with gobuild.Environ, in GOFLAGS.
 		args = append(args, "-ldflags", "-s -w", "-o", out, b.Package)
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repoRoot

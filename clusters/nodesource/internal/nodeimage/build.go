@@ -135,11 +135,12 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 		{"etcd", afterDownload(later[1])},
 		{"coredns", afterDownload(later[2])},
 		{"own binaries", func() error {
+			// This module's own: the project's flags come in GOFLAGS.
 			env := gobuild.Environ(os.Environ())
-			if err := b.run(ctx, b.RepoRoot, env, "go", goBuildArgs(bins.pause, "./clusters/cmd/pause")...); err != nil {
+			if err := b.run(ctx, b.RepoRoot, env, "go", "build", "-o", bins.pause, "./clusters/cmd/pause"); err != nil {
 				return err
 			}
-			return b.run(ctx, b.RepoRoot, env, "go", goBuildArgs(bins.capshim, "./clusters/nodesource/cmd/runc-capshim")...)
+			return b.run(ctx, b.RepoRoot, env, "go", "build", "-o", bins.capshim, "./clusters/nodesource/cmd/runc-capshim")
 		}},
 		{"rootfs wait", func() error { <-rootfsDone; return rootfsErr }},
 		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},

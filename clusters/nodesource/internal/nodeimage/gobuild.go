@@ -98,10 +98,11 @@ func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 	return b.goCommand(ctx, dir, append(args, m.Packages...))
 }
 
-// goBuildArgs is go build's arguments with the project's flags, writing out.
-func goBuildArgs(out string, packages ...string) []string {
-	args := append([]string{"build"}, gobuild.Flags...)
-	return append(append(args, "-o", out), packages...)
+// goBuildArgs is go build's arguments in a generated module, writing out:
+// the project's flags on the command line, since the module's GOFLAGS must
+// be -mod=mod alone (goCommand).
+func goBuildArgs(out string) []string {
+	return append(append([]string{"build"}, gobuild.Flags...), "-o", out)
 }
 
 // download resolves m's imports as its build will and downloads the modules
