@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -320,15 +321,14 @@ func compileSuite(ctx context.Context, c Config) string {
 		return err
 	}
 	goCommand("tool", "ginkgo", "version")
-	binary := filepath.Join(c.Root(), suiteBinary)
 	if flag := goBuildFlag(c); flag != "" {
 		fmt.Fprintf(log, "GINKGO_ARGS has the go build flag %s: Ginkgo compiles the suite itself\n", flag)
-		os.Remove(binary)
 		return ""
 	}
-	// An earlier binary is only reused where go finds it up to date.
-	if goCommand("test", "-c", "-tags", "e2e", "-ldflags", "-s -w", "-o", binary, "./e2e") != nil {
-		os.Remove(binary)
+	// An earlier binary is only reused where go finds it up to date; a
+	// binary this returns no path for is not run (Ginkgo compiles its own
+	// over it).
+	if goCommand("test", "-c", "-tags", "e2e", "-ldflags", "-s -w", "-o", filepath.Join(c.Root(), suiteBinary), "./e2e") != nil {
 		return ""
 	}
 	return suiteBinary
@@ -339,11 +339,11 @@ func compileSuite(ctx context.Context, c Config) string {
 func goBuildFlag(c Config) string {
 	words, _ := ginkgoArgs(c)
 	for _, w := range words {
-		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
 		if !strings.HasPrefix(w, "-") {
 			continue
 		}
-		for _, f := range append(types.GoBuildFlags, types.GoBuildOFlags...) {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		for _, f := range slices.Concat(types.GoBuildFlags, types.GoBuildOFlags) {
 			if name == f.Name {
 				return w
 			}
