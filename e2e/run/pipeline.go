@@ -43,6 +43,15 @@ type Pipeline struct {
 	// preflight is Preflight, which tests replace: it asks Docker and
 	// clusters.
 	preflight func(context.Context, Config) []string
+	// MakeStarted is when make started (the Makefile's --make-started),
+	// zero where the runner was started otherwise. The first release's
+	// timeline then begins with the time until its first step, which no
+	// step of the runner's own can time: on a fresh machine, the compile of
+	// the runner and e2e-cluster, Docker's and debootstrap's installs and
+	// the preflight.
+	MakeStarted time.Time
+	// beforeTimed is set once a release's timeline holds that step.
+	beforeTimed bool
 }
 
 // New is a pipeline that runs commands and builds images.

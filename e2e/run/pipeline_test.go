@@ -141,6 +141,45 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 	}
 }
 
+// Started by make, the first release's timeline begins with the time since
+// make started, and only the first: the next release waited for the one
+// before it, not for the set-up. A start that is no time before (a clock
+// stepped back) times nothing.
+func TestTheFirstReleaseTimesTheTimeBeforeItsSteps(t *testing.T) {
+	for name, tc := range map[string]struct {
+		started time.Time
+		want    bool
+	}{
+		"make started 95 s ago": {time.Now().Add(-95 * time.Second), true},
+		"not started by make":   {time.Time{}, false},
+		"a start in the future": {time.Now().Add(time.Hour), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			var out bytes.Buffer
+			p := pipeline(&fakeRun{}, &out)
+			p.MakeStarted = tc.started
+			c := Resolve(env("K8S_VERSIONS", "1.35 1.36", "KEEP_CLUSTER", "1"), nil, root)
+			// No suite writes a report here, so the sign-off fails; the
+			// timelines are written before it.
+			p.E2E(context.Background(), c)
+			for _, v := range []string{"1.35", "1.36"} {
+				data, err := os.ReadFile(filepath.Join(root, "_output", "timeline-"+v+".tsv"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, _, _ := strings.Cut(string(data), "\n")
+				stepName, ms, _ := strings.Cut(first, "\t")
+				if got, want := stepName == BeforeSteps, tc.want && v == "1.35"; got != want {
+					t.Errorf("%s's timeline begins with %q; want the time before the steps: %v", v, first, want)
+				} else if got && (len(ms) != 5 || ms < "95000" || ms > "99999") {
+					t.Errorf("%s: the time before the steps is %s ms, want about 95000", v, ms)
+				}
+			}
+		})
+	}
+}
+
 // The bundled driver's image and the suite's compile run beside the node
 // image: the node image's step waits for the driver's build to have
 // started, which it does only if it started before (or beside) it; and

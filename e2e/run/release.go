@@ -62,6 +62,9 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 	if err := os.WriteFile(b.timeline, nil, 0o644); err != nil {
 		return err
 	}
+	if err := p.timeBeforeSteps(b); err != nil {
+		return err
+	}
 	for _, s := range p.releaseSteps(c) {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: not started: interrupted", s.name)
@@ -71,6 +74,26 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 		}
 	}
 	return nil
+}
+
+// BeforeSteps is the timeline's name for the time from make's start to the
+// first release's first step.
+const BeforeSteps = "make until the first release's steps (the runner's and e2e-cluster's compile, Docker, tools, preflight)"
+
+// timeBeforeSteps puts BeforeSteps on the first release's timeline, once
+// per run: a later release's steps wait for the releases before it, not
+// for the set-up. make gives its start to the second, so a clock that
+// stepped back, or one make's start reused a day later, times nothing.
+func (p *Pipeline) timeBeforeSteps(b *built) error {
+	if p.MakeStarted.IsZero() || p.beforeTimed {
+		return nil
+	}
+	p.beforeTimed = true
+	took := time.Since(p.MakeStarted)
+	if took < 0 || took > 24*time.Hour {
+		return nil
+	}
+	return timedFor(b, BeforeSteps, took)
 }
 
 // timed adds a step that took since start to the release's timeline file

@@ -1,5 +1,6 @@
 // Package timeline records where a run's time goes: the steps before the
-// suite (node images, the test driver's image, written by the runner, e2e/run), the
+// suite (the time from make's start to the first release's steps, node
+// images, the test driver's image, written by the runner, e2e/run), the
 // cluster's set-up, each spec group, each gate move and release switch, and
 // the teardown. Report.md shows them so that a slow run explains itself, and
 // make bench reads them back.
@@ -21,7 +22,7 @@ const Entry = "timeline"
 
 // Kinds of steps, so that a reader (make bench) can pick them out.
 const (
-	KindBuild    = "build"    // before the suite: images
+	KindBuild    = "build"    // before the suite: the set-up, images
 	KindSetup    = "setup"    // cluster, driver
 	KindGroup    = "group"    // a spec group's wall time
 	KindMove     = "move"     // a gate move: one component restarted

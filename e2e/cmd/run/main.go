@@ -7,7 +7,7 @@
 // given there selects an existing cluster, and make signoff and make
 // matrix cover every release and feature set unless told which.
 //
-//	run [--given "NAMES"] COMMAND
+//	run [--given "NAMES"] [--make-started SECONDS] COMMAND
 //
 // Ctrl-C ends the command it runs (which cleans up first) and no other;
 // the exit code is the run's (130 after Ctrl-C, 2 for a refused variable).
@@ -20,12 +20,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
 	"github.com/kep5018/adminaccess-conformance/e2e/run"
 )
 
-const usage = `usage: run [--given "NAMES"] COMMAND
+const usage = `usage: run [--given "NAMES"] [--make-started SECONDS] COMMAND
 
   preflight       check every variable, before anything is built (exit 2 on a bad one)
   e2e             preflight, each release of K8S_VERSIONS, the sign-off (make e2e)
@@ -47,6 +48,7 @@ func main() {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	given := fs.String("given", "", "the variables given on make's command line, separated by spaces")
+	made := fs.Int64("make-started", 0, "when make started, in seconds since 1970: the first release's timeline then shows the time before its steps")
 	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
 	if err := fs.Parse(os.Args[1:]); errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -66,7 +68,11 @@ func main() {
 	// Every command waits for what it started: a run that died at Ctrl-C
 	// would leave make to return while its child still cleans up.
 	ctx, stop := run.WithInterrupt(context.Background())
-	code := command(ctx, run.New(os.Stdout, os.Stderr), c, fs.Arg(0))
+	p := run.New(os.Stdout, os.Stderr)
+	if *made > 0 {
+		p.MakeStarted = time.Unix(*made, 0)
+	}
+	code := command(ctx, p, c, fs.Arg(0))
 	stop()
 	os.Exit(code)
 }
