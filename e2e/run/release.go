@@ -82,8 +82,8 @@ const BeforeSteps = "make until the first release's steps (the runner's and e2e-
 
 // timeBeforeSteps puts BeforeSteps on the first release's timeline, once
 // per run: a later release's steps wait for the releases before it, not
-// for the set-up. make gives its start to the second, so a clock that
-// stepped back, or one make's start reused a day later, times nothing.
+// for the set-up. make gives its start in whole seconds; a clock that
+// stepped back, or a start handed over a day later, times nothing.
 func (p *Pipeline) timeBeforeSteps(b *built) error {
 	if p.MakeStarted.IsZero() || p.beforeTimed {
 		return nil
