@@ -48,10 +48,8 @@ type Pipeline struct {
 	// timeline then begins with the time until its first step, which no
 	// step of the runner's own can time: on a fresh machine, the compile of
 	// the runner and e2e-cluster, Docker's and debootstrap's installs and
-	// the preflight.
+	// the preflight. That release clears it.
 	MakeStarted time.Time
-	// beforeTimed is set once a release's timeline holds that step.
-	beforeTimed bool
 }
 
 // New is a pipeline that runs commands and builds images.

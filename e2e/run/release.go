@@ -85,11 +85,11 @@ const BeforeSteps = "make until the first release's steps (the runner's and e2e-
 // for the set-up. make gives its start in whole seconds; a clock that
 // stepped back, or a start handed over a day later, times nothing.
 func (p *Pipeline) timeBeforeSteps(b *built) error {
-	if p.MakeStarted.IsZero() || p.beforeTimed {
+	if p.MakeStarted.IsZero() {
 		return nil
 	}
-	p.beforeTimed = true
 	took := time.Since(p.MakeStarted)
+	p.MakeStarted = time.Time{}
 	if took < 0 || took > 24*time.Hour {
 		return nil
 	}
