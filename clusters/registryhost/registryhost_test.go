@@ -57,6 +57,46 @@ func TestOfEdgeCases(t *testing.T) {
 	}
 }
 
+// NewTag and ParseReference read a bare "localhost" as Docker does, as the
+// registry's host, and every other reference as pkg/name does.
+func TestParseReadsBareLocalhostAsARegistry(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	for ref, want := range map[string]string{ // want: registry|repository|identifier, or "error"
+		"localhost/td:1":                "localhost|td|1",
+		"localhost/dra/td:1":            "localhost|dra/td|1",
+		"localhost/td":                  "localhost|td|latest",
+		"localhost/td@" + digest:        "localhost|td|" + digest,
+		"localhost/td:1@" + digest:      "localhost|td|" + digest,
+		"localhost:5001/td:1":           "localhost:5001|td|1",
+		"dra/td:1":                      "index.docker.io|dra/td|1",
+		"td:1":                          "index.docker.io|library/td|1",
+		"localhost.example.com/td:1":    "localhost.example.com|td|1",
+		"localhost/example.com/td:1":    "error",
+		"localhost/localhost:5001/td:1": "error",
+		"localhost/TD:1":                "error",
+		"localhost/td@sha256:1":         "error",
+		"localhost/":                    "error",
+	} {
+		got := "error"
+		if r, err := ParseReference(ref); err == nil {
+			got = r.Context().RegistryStr() + "|" + r.Context().RepositoryStr() + "|" + r.Identifier()
+		}
+		if got != want {
+			t.Errorf("ParseReference(%q) = %s, want %s", ref, got, want)
+		}
+		if strings.Contains(ref, "@") {
+			continue
+		}
+		tagGot := "error"
+		if r, err := NewTag(ref); err == nil {
+			tagGot = r.Context().RegistryStr() + "|" + r.Context().RepositoryStr() + "|" + r.Identifier()
+		}
+		if tagGot != want {
+			t.Errorf("NewTag(%q) = %s, want %s", ref, tagGot, want)
+		}
+	}
+}
+
 func TestPathComponent(t *testing.T) {
 	for s, want := range map[string]bool{
 		"dra": true, "kind-e2e": true, "my_images": true, "a__b": true, "a--b": true, "v1.35": true,

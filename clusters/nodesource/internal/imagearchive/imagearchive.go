@@ -5,8 +5,10 @@
 // nothing can be pulled on the machines the suite must run on.
 //
 // The layer tar is ours (Layer: which paths, modes, symlinks and parent
-// directories); the image around it (config, manifest.json, the archive's
-// layout) is go-containerregistry's: empty.Image, mutate and tarball.
+// directories); the image around it (the config and the digests) is
+// go-containerregistry's: empty.Image and mutate. The archive's layout is
+// ours again (writeAll): tarball of the v0.20 this module keeps (go.mod
+// says why) names an uncompressed layer ".tar.gz".
 //
 // The layer and config are deterministic (sorted entries, zero times), so the
 // same inputs give the same image ID and a rebuild changes nothing. The layer
@@ -16,6 +18,7 @@ package imagearchive
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -24,13 +27,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
 )
 
 // File is one entry of the image's only layer.
@@ -179,33 +182,98 @@ func (img Image) ID() (string, error) {
 
 // Write writes the archive to w, its manifest.json naming the image by every
 // tag as given (RepoTags "kind-e2e/testdriver:abc"; containerd lists it as
-// docker.io/kind-e2e/testdriver:abc). With several tags their order in
-// RepoTags is go-containerregistry's and may differ between writes.
+// docker.io/kind-e2e/testdriver:abc), in the order given.
 func (img Image) Write(w io.Writer) error { return writeAll(w, img) }
 
-// writeAll writes one archive that holds every image, each under its tags.
+// writeAll writes one archive that holds every image, each under its tags,
+// laid out as `docker save` lays it out: each config as a file named by its
+// digest, each layer as an uncompressed tar named by its digest's hex and
+// ".tar", and manifest.json, one entry per image with its tags as given,
+// sorted by them. An image or layer two images share is written once.
 func writeAll(w io.Writer, images ...Image) error {
-	refs := map[name.Reference]v1.Image{}
+	type entry struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	var manifest []entry
+	files := map[string][]byte{}
+	seen := map[string]bool{}
 	for _, img := range images {
 		if len(img.Tags) == 0 {
 			return fmt.Errorf("image has no tag")
+		}
+		for _, t := range img.Tags {
+			if _, err := registryhost.NewTag(t); err != nil {
+				return fmt.Errorf("image tag %q: %w", t, err)
+			}
+			if seen[t] {
+				return fmt.Errorf("image tag %q is given twice", t)
+			}
+			seen[t] = true
 		}
 		i, err := img.image()
 		if err != nil {
 			return err
 		}
-		for _, t := range img.Tags {
-			tag, err := name.NewTag(t)
+		cfgName, err := i.ConfigName()
+		if err != nil {
+			return err
+		}
+		if files[cfgName.String()], err = i.RawConfigFile(); err != nil {
+			return err
+		}
+		e := entry{Config: cfgName.String(), RepoTags: img.Tags}
+		layers, err := i.Layers()
+		if err != nil {
+			return err
+		}
+		for _, l := range layers {
+			diffID, err := l.DiffID()
 			if err != nil {
-				return fmt.Errorf("image tag %q: %w", t, err)
+				return err
 			}
-			if _, twice := refs[tag]; twice {
-				return fmt.Errorf("image tag %q is given twice", t)
+			rc, err := l.Uncompressed()
+			if err != nil {
+				return err
 			}
-			refs[tag] = i
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+			file := diffID.Hex + ".tar"
+			files[file] = data
+			e.Layers = append(e.Layers, file)
+		}
+		manifest = append(manifest, e)
+	}
+	sort.Slice(manifest, func(i, j int) bool {
+		return strings.Join(manifest[i].RepoTags, ",") < strings.Join(manifest[j].RepoTags, ",")
+	})
+	raw, err := json.Marshal(manifest)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range append(names, "manifest.json") {
+		data := files[n]
+		if n == "manifest.json" {
+			data = raw
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Size: int64(len(data)), Mode: 0o644, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
 		}
 	}
-	return tarball.MultiRefWrite(refs, w)
+	return tw.Close()
 }
 
 // WriteFile writes the archive to a file, atomically.
