@@ -143,9 +143,16 @@ func writeFile(tw *tar.Writer, name string, mode int64, f File) error {
 // the nodes the suite builds and runs on are amd64 (the node build reads
 // x86_64 libraries, release bits are exported for linux/amd64).
 func (img Image) image() (v1.Image, error) {
+	i, _, err := img.imageAndLayer()
+	return i, err
+}
+
+// imageAndLayer is image, and the layer tar it holds, which writeAll
+// writes as it is.
+func (img Image) imageAndLayer() (v1.Image, []byte, error) {
 	layer, err := img.Layer()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env := img.Env
 	if len(env) == 0 {
@@ -158,13 +165,14 @@ func (img Image) image() (v1.Image, error) {
 	}
 	base, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Append fills in rootfs.diff_ids and adds the layer's history entry.
-	return mutate.Append(base, mutate.Addendum{
+	i, err := mutate.Append(base, mutate.Addendum{
 		Layer:   static.NewLayer(layer, types.DockerUncompressedLayer),
 		History: v1.History{Created: v1.Time{Time: epoch}},
 	})
+	return i, layer, err
 }
 
 // ID returns the image ID (the config digest) the archive will load as.
@@ -212,7 +220,7 @@ func writeAll(w io.Writer, images ...Image) error {
 			}
 			seen[t] = true
 		}
-		i, err := img.image()
+		i, layer, err := img.imageAndLayer()
 		if err != nil {
 			return err
 		}
@@ -223,30 +231,14 @@ func writeAll(w io.Writer, images ...Image) error {
 		if files[cfgName.String()], err = i.RawConfigFile(); err != nil {
 			return err
 		}
-		e := entry{Config: cfgName.String(), RepoTags: img.Tags}
-		layers, err := i.Layers()
+		cfg, err := i.ConfigFile()
 		if err != nil {
 			return err
 		}
-		for _, l := range layers {
-			diffID, err := l.DiffID()
-			if err != nil {
-				return err
-			}
-			rc, err := l.Uncompressed()
-			if err != nil {
-				return err
-			}
-			data, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil {
-				return err
-			}
-			file := diffID.Hex + ".tar"
-			files[file] = data
-			e.Layers = append(e.Layers, file)
-		}
-		manifest = append(manifest, e)
+		// The image's one layer, stored uncompressed: named by its diff ID.
+		file := cfg.RootFS.DiffIDs[0].Hex + ".tar"
+		files[file] = layer
+		manifest = append(manifest, entry{Config: cfgName.String(), RepoTags: img.Tags, Layers: []string{file}})
 	}
 	sort.Slice(manifest, func(i, j int) bool {
 		return strings.Join(manifest[i].RepoTags, ",") < strings.Join(manifest[j].RepoTags, ",")
