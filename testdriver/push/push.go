@@ -142,7 +142,10 @@ func checkComponent(p string) error {
 // Push writes the image tag from the docker-save archive to reference and
 // returns reference pinned by the digest the registry stored.
 func Push(ctx context.Context, archive, tag, reference string) (string, error) {
-	src, err := registryhost.NewTag(tag)
+	// pkg/name's own reading, not registryhost's: tarball finds the image
+	// by reading each of the archive's RepoTags with pkg/name and comparing,
+	// so a tag read otherwise ("localhost/td:1") would not be found.
+	src, err := name.NewTag(tag)
 	if err != nil {
 		return "", fmt.Errorf("image tag %q: %w", tag, err)
 	}

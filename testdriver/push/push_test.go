@@ -45,6 +45,17 @@ func writeArchive(t *testing.T, tag string) string {
 	return archive
 }
 
+// An archive whose image is tagged on a bare localhost is read back by
+// that tag: the archive's reader reads its tags with pkg/name alone.
+func TestPushFindsAnImageTaggedOnBareLocalhost(t *testing.T) {
+	host := startRegistry(t)
+	const tag = "localhost/td:1"
+	archive := writeArchive(t, tag)
+	if _, err := Push(context.Background(), archive, tag, host+"/dra/td:1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The push is real HTTP to a real OCI distribution API, and the image is
 // read back from it.
 func TestPushWritesTheArchivesImageAndPinsItsDigest(t *testing.T) {
