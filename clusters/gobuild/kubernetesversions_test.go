@@ -1,7 +1,7 @@
 package gobuild
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -77,7 +77,7 @@ func buildList(t *testing.T) map[string]module {
 		t.Fatalf("go list -m all: %v", err)
 	}
 	list := map[string]module{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var m module
 		if err := dec.Decode(&m); err == io.EOF {
@@ -90,33 +90,21 @@ func buildList(t *testing.T) map[string]module {
 	return list
 }
 
-// requirements are the require lines of a go.mod file.
+// requirements are the require lines of a go.mod file, as go mod edit
+// reads them.
 func requirements(t *testing.T, goMod string) map[string]string {
 	t.Helper()
-	f, err := os.Open(goMod)
+	out, err := exec.Command("go", "mod", "edit", "-json", goMod).Output()
 	if err != nil {
+		t.Fatalf("go mod edit -json %s: %v", goMod, err)
+	}
+	var f struct{ Require []module }
+	if err := json.Unmarshal(out, &f); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	reqs := map[string]string{}
-	block := false
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		line, _, _ := strings.Cut(s.Text(), "//")
-		fields := strings.Fields(line)
-		switch {
-		case len(fields) == 2 && fields[0] == "require" && fields[1] == "(":
-			block = true
-		case block && len(fields) == 1 && fields[0] == ")":
-			block = false
-		case block && len(fields) == 2:
-			reqs[fields[0]] = fields[1]
-		case !block && len(fields) == 3 && fields[0] == "require":
-			reqs[fields[1]] = fields[2]
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
+	for _, r := range f.Require {
+		reqs[r.Path] = r.Version
 	}
 	if len(reqs) == 0 {
 		t.Fatalf("%s: no requirements read", goMod)
