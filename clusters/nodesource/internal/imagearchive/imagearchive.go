@@ -248,22 +248,25 @@ func writeAll(w io.Writer, images ...Image) error {
 		return err
 	}
 	tw := tar.NewWriter(w)
+	put := func(name string, data []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(data)), Mode: 0o644, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range append(names, "manifest.json") {
-		data := files[n]
-		if n == "manifest.json" {
-			data = raw
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Size: int64(len(data)), Mode: 0o644, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
+	for _, n := range names {
+		if err := put(n, files[n]); err != nil {
 			return err
 		}
-		if _, err := tw.Write(data); err != nil {
-			return err
-		}
+	}
+	if err := put("manifest.json", raw); err != nil {
+		return err
 	}
 	return tw.Close()
 }
