@@ -25,6 +25,15 @@
 //
 // Where columns differ, 1 wins over 3, and 3 over 0. The work is
 // signoff.Collect, which make e2e's runner (e2e/run) calls as its last step.
+//
+//	signoff diff OLD NEW
+//
+// says in Markdown what changed from one signoff.json to a later one:
+// the verdict, columns added, gone or changed, each requirement's verdict
+// that moved in a column, known upstream defects that appeared or expired.
+// It exits 0 whether or not anything changed (the weekly CI run puts it in
+// its job summary), and 2 where it was called wrongly or a file cannot be
+// read as a sign-off of this schema version.
 package main
 
 import (
@@ -45,9 +54,37 @@ func (f *folders) Set(v string) error { *f = append(*f, v); return nil }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// run is the command: it writes the pages and prints the verdict last, and
-// returns the exit code (see the package comment).
+// run is the command: diff, or the sign-off.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "diff" {
+		return diff(args[1:], stdout, stderr)
+	}
+	return collect(args, stdout, stderr)
+}
+
+// diff prints what changed from the sign-off of args[0] to that of args[1].
+func diff(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: signoff diff OLD/signoff.json NEW/signoff.json")
+		return signoff.ExitUsage
+	}
+	older, err := signoff.ReadDocument(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "signoff diff:", err)
+		return signoff.ExitUsage
+	}
+	newer, err := signoff.ReadDocument(args[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "signoff diff:", err)
+		return signoff.ExitUsage
+	}
+	fmt.Fprint(stdout, signoff.Compare(older, newer).Markdown())
+	return 0
+}
+
+// collect is the sign-off: it writes the pages and prints the verdict last, and
+// returns the exit code (see the package comment).
+func collect(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("signoff", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	var artifacts, cells folders
@@ -57,7 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	features := flags.String("features", "all", "the DRA feature set of the run's columns, or all that each release lists")
 	out := flags.String("out", "", "where signoff.md, signoff.html and signoff.json go (default: the first folder given)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, `usage: signoff [--artifacts DIR ...] [--cells DIR ...] --releases "1.35 1.36" [--features all|SET] [--out DIR]`)
+		fmt.Fprintln(stderr, `usage: signoff [--artifacts DIR ...] [--cells DIR ...] --releases "1.35 1.36" [--features all|SET] [--out DIR]
+       signoff diff OLD/signoff.json NEW/signoff.json`)
 		flags.PrintDefaults()
 		fmt.Fprintln(stderr, "exit: 0 signed off, 1 not signed off (a failure, a suite problem, a column without a report), 2 called wrongly, 3 what ran passed but the run left requirements out (LABELS, FOCUS, SKIP; UPGRADE=0)")
 	}

@@ -90,3 +90,48 @@ func TestExitCodeAndLastLineAgree(t *testing.T) {
 }
 
 func ptr(r report.Report) *report.Report { return &r }
+
+// signoff diff prints what changed between two sign-offs it wrote, exits 0
+// with or without a change, and 2 for a file it cannot read as one.
+func TestDiffOfTwoSignOffs(t *testing.T) {
+	write := func(r report.Report) string {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "1.35"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteJSON(filepath.Join(dir, "1.35", "report.json")); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		run([]string{"--artifacts", dir, "--releases", "1.35", "--features", "defaults"}, &out, &out)
+		return filepath.Join(dir, "signoff.json")
+	}
+	failed := wholeRun()
+	failed.Specs[5].State, failed.Specs[5].Reason = "failed", "expected 422"
+	failed.Totals.Passed, failed.Totals.Failed = failed.Totals.Passed-1, 1
+	before, after := write(wholeRun()), write(failed)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"a move", []string{"diff", before, after}, 0, []string{"**Sign-off: signed off → not signed off.**",
+			fmt.Sprintf("| %s | 1.35 defaults class gpu.example.com | passed | failed | spec 05: expected 422 |", requirements.All[5].ID)}},
+		{"no change", []string{"diff", before, before}, 0, []string{"No column, requirement verdict or known upstream defect changed."}},
+		{"a missing file", []string{"diff", before, filepath.Join(t.TempDir(), "signoff.json")}, signoff.ExitUsage, nil},
+		{"one file", []string{"diff", before}, signoff.ExitUsage, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(c.args, &stdout, &stderr); code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, stdout.String(), stderr.String())
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("no %q in\n%s", w, stdout.String())
+				}
+			}
+		})
+	}
+}
