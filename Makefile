@@ -1,7 +1,7 @@
 # The two commands a newcomer runs:
 #   make e2e    the conformance suite on a fresh kind cluster (the release K8S_VERSION names)
 #   make test   unit tests and static checks, no cluster
-# Every variable is listed in README.md, and defined once, in e2e/run
+# Every variable is listed in docs/variables.md, and defined once, in e2e/run
 # (variables.go: its name, default, meaning and check). A run is one Go
 # command, e2e/cmd/run; this file names the targets and hands it the
 # variables.
@@ -116,7 +116,7 @@ bench: preflight docker-up e2e-tools e2e-cli
 matrix: run-cli
 	@$(RUN) matrix
 
-# The variables' table, as README.md has it.
+# The variables' table, as docs/variables.md has it.
 variables: run-cli
 	@$(RUN) variables
 

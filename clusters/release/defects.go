@@ -187,7 +187,7 @@ func (d Defect) NotReproduced(release, allocator string) string {
 		"%s (%s) is declared for Kubernetes %s with the %s allocator, but the promise held", d.Issue, d.title(), release, allocator)
 }
 
-// KnownDefectDocs lists every row as the README shows it.
+// KnownDefectDocs lists every row as docs/verdicts.md shows it.
 func KnownDefectDocs() []string {
 	var out []string
 	for _, d := range defects {

@@ -432,7 +432,7 @@ func TestEveryDefectNamesItsCause(t *testing.T) {
 			t.Errorf("%s: cause %q, want %q", d.Case, d.Cause, causes[d.Case])
 		}
 		if !strings.Contains(d.Outcome, d.Cause) {
-			t.Errorf("%s: the outcome the README shows does not name the cause %q: %s", d.Case, d.Cause, d.Outcome)
+			t.Errorf("%s: the outcome docs/verdicts.md shows does not name the cause %q: %s", d.Case, d.Cause, d.Outcome)
 		}
 	}
 	if !strings.HasSuffix(AllocatorVModule, "=7") {

@@ -61,7 +61,7 @@ type declaredSkip struct {
 	need Need
 	// when says whether the row applies; the string it returns is the reason.
 	when func(r Release, m Mode) (string, bool)
-	// doc is the row as README.md lists it.
+	// doc is the row as docs/verdicts.md lists it.
 	doc string
 	// reach says why the row exists: the run cannot reach what the spec
 	// reads, or the release does not have the behaviour.
@@ -203,14 +203,14 @@ func (r Release) DeclaredSkip(n Need, m Mode) (string, bool) {
 	return s.Reason, ok
 }
 
-// SkipDoc is one row as README.md lists it.
+// SkipDoc is one row as docs/verdicts.md lists it.
 type SkipDoc struct {
 	Need  Need
 	When  string
 	Reach Reach
 }
 
-// DeclaredSkipDocs lists every row, for the README and the report.
+// DeclaredSkipDocs lists every row, for docs/verdicts.md and the report.
 func DeclaredSkipDocs() []SkipDoc {
 	out := make([]SkipDoc, len(declaredSkips))
 	for i, d := range declaredSkips {

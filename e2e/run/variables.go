@@ -25,10 +25,10 @@ type Variable struct {
 	Name string
 	// Default is the value where the variable is not set; "" is none.
 	Default string
-	// Shown is the README's default where it is no value of the variable
-	// ("all", "—"); otherwise the README shows Default as code.
+	// Shown is the table's default (docs/variables.md) where it is no value
+	// of the variable ("all", "—"); otherwise the table shows Default as code.
 	Shown string
-	// Meaning is the README's text: what the variable does, in markdown.
+	// Meaning is docs/variables.md's text: what the variable does, in markdown.
 	Meaning string
 	// Suite is the suite binary's flag the value goes to unchanged, and
 	// Usage that flag's help; "" where the suite has none.
@@ -48,19 +48,19 @@ type Variable struct {
 	Check func(Config) error
 }
 
-// The README's texts that two variables of one row share.
+// The texts that two variables of one row of docs/variables.md share.
 const (
-	ownDriver = "with `KUBECONFIG`: a DRA driver of your own and the DeviceClass of its devices; the run claims those devices instead of installing the bundled driver and runs the specs that hold for any driver (see \"On your own cluster\"). Both or neither; a class that does not exist or selects none of the driver's node-local devices, or selects devices that consume shared counters (partitions), a driver with no such devices, or a cluster where some of the class's devices are in use on every node, is refused before anything is built, in one line that says what to do"
+	ownDriver = "with `KUBECONFIG`: a DRA driver of your own and the DeviceClass of its devices; the run claims those devices instead of installing the bundled driver and runs the specs that hold for any driver (see [vendor.md](vendor.md)). Both or neither; a class that does not exist or selects none of the driver's node-local devices, or selects devices that consume shared counters (partitions), a driver with no such devices, or a cluster where some of the class's devices are in use on every node, is refused before anything is built, in one line that says what to do"
 	suiteJob  = "`make incluster-e2e`: a suite image pushed before, run instead of one built and pushed; `KEEP=1` keeps the Job's namespace and binding"
 	specNames = "Ginkgo regular expressions on spec names; a filter or focus that selects no spec fails the run instead of passing empty"
 )
 
-// none is the README's default of a variable that has none.
+// none is the table's default of a variable that has none.
 const none = "—"
 
-// Variables is THE table: every variable of a run, in the README's order.
-// README.md's table is this one (go run ./e2e/cmd/run variables prints it;
-// a unit test compares the two).
+// Variables is THE table: every variable of a run, in docs/variables.md's
+// order. That page's table is this one (go run ./e2e/cmd/run variables
+// prints it; a unit test compares the two).
 var Variables = []Variable{
 	{Name: "K8S_VERSION", Default: release.Default, Job: true,
 		Suite: "release", Usage: "Kubernetes release of the cluster the suite creates (or of the existing cluster)",
@@ -69,7 +69,7 @@ var Variables = []Variable{
 		Meaning: "several releases in turn (`all`: every supported release); the run fails if any fails"},
 	{Name: "PROFILE", Default: "default", Job: true, Check: checkProfile,
 		Suite: "profile", Usage: "gate profile of the cluster the suite creates",
-		Meaning: "the gate profile the cluster is created with (see `make profiles`-style list below)"},
+		Meaning: "the gate profile the cluster is created with (see \"Profiles\" below)"},
 	{Name: "FEATURES", Default: release.DefaultSet, Job: true, Check: checkFeatures,
 		Suite: "features", Usage: "DRA feature set of the cluster the suite creates (or that the existing cluster runs)",
 		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (1.36, 1.37: consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (1.34–1.37: every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; the `experimental` allocator, except on 1.36, whose kube-scheduler passes no alpha feature to it). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
@@ -82,7 +82,7 @@ var Variables = []Variable{
 		Suite: "device-class", Usage: "the DeviceClass that selects that driver's devices"},
 	{Name: "ADMIN_CHECK", Shown: none, Job: true,
 		Suite: "admin-check", Usage: "a shell command that must succeed in a container given a device with admin access (with --driver)",
-		Meaning: "with `DRIVER` and `WORKLOAD_IMAGE`: a shell command that must succeed inside every container given a device with admin access, run with the devices the allocation gave that container in its environment (`DRA_DEVICE_NAME`, `DRA_DEVICE_ATTR_UUID`, …; see \"On your own cluster\"), say `nvidia-smi -i \"$DRA_DEVICE_ATTR_UUID\"`; the bundled workload image has no shell, so without `WORKLOAD_IMAGE` it is refused"},
+		Meaning: "with `DRIVER` and `WORKLOAD_IMAGE`: a shell command that must succeed inside every container given a device with admin access, run with the devices the allocation gave that container in its environment (`DRA_DEVICE_NAME`, `DRA_DEVICE_ATTR_UUID`, …; see [vendor.md](vendor.md)), say `nvidia-smi -i \"$DRA_DEVICE_ATTR_UUID\"`; the bundled workload image has no shell, so without `WORKLOAD_IMAGE` it is refused"},
 	{Name: "DRIVER_NAMESPACE", Shown: none, Job: true, Check: checkDriverNamespace,
 		Suite: "driver-namespace", Usage: "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)",
 		Meaning: "with `DRIVER`: the namespace of the driver's pods, whose images and versions go into the report's provenance and whose logs into the artifacts (`driver-<pod>.log`); by default the pods are found by their kubelet plugin folder. Given, a namespace with no pods is refused"},
@@ -165,7 +165,7 @@ func JobVariables() []string {
 	return out
 }
 
-// Markdown is the README's table of the variables: a row per variable,
+// Markdown is docs/variables.md's table of the variables: a row per variable,
 // and one row for neighbours that share their default and meaning
 // (`DRIVER`, `DEVICE_CLASS`).
 func Markdown() string {
@@ -182,7 +182,7 @@ func Markdown() string {
 	return b.String()
 }
 
-// shown is the README's default of the variable.
+// shown is the table's default of the variable.
 func (v Variable) shown() string {
 	if v.Shown != "" {
 		return v.Shown

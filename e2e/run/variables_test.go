@@ -8,28 +8,32 @@ import (
 	"testing"
 )
 
-// readmeRow is one row of README.md's table of variables.
-type readmeRow struct {
+// variablesPage is the page whose table of variables is Markdown's output,
+// from the repository's root.
+const variablesPage = "docs/variables.md"
+
+// pageRow is one row of docs/variables.md's table of variables.
+type pageRow struct {
 	names                []string
 	shown, meaning, line string
 }
 
-// readmeVariables parses the table under "| variable | default | meaning |"
-// in README.md: cells split at each | that markdown does not escape.
-func readmeVariables(t *testing.T) []readmeRow {
+// pageVariables parses the table under "| variable | default | meaning |"
+// in docs/variables.md: cells split at each | that markdown does not escape.
+func pageVariables(t *testing.T) []pageRow {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../" + variablesPage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(data), "\n")
 	start := slices.Index(lines, "| variable | default | meaning |")
 	if start < 0 || start+1 >= len(lines) || lines[start+1] != "|---|---|---|" {
-		t.Fatal("README.md has no table headed | variable | default | meaning |")
+		t.Fatal(variablesPage + " has no table headed | variable | default | meaning |")
 	}
 	unescaped := regexp.MustCompile(`[^\\]\|`)
 	name := regexp.MustCompile("^`([A-Z0-9_]+)`$")
-	var rows []readmeRow
+	var rows []pageRow
 	for _, line := range lines[start+2:] {
 		if !strings.HasPrefix(line, "|") {
 			break
@@ -46,13 +50,13 @@ func readmeVariables(t *testing.T) []readmeRow {
 			inner = strings.TrimSpace(inner[loc[1]:])
 		}
 		if len(cells) != 3 {
-			t.Fatalf("README.md: a row of the variables' table without three cells: %s", line)
+			t.Fatalf("%s: a row of the variables' table without three cells: %s", variablesPage, line)
 		}
-		row := readmeRow{shown: cells[1], meaning: cells[2], line: line}
+		row := pageRow{shown: cells[1], meaning: cells[2], line: line}
 		for _, n := range strings.Split(cells[0], ", ") {
 			m := name.FindStringSubmatch(n)
 			if m == nil {
-				t.Fatalf("README.md: %q in the variables' table is no `NAME`: %s", n, line)
+				t.Fatalf("%s: %q in the variables' table is no `NAME`: %s", variablesPage, n, line)
 			}
 			row.names = append(row.names, m[1])
 		}
@@ -61,12 +65,12 @@ func readmeVariables(t *testing.T) []readmeRow {
 	return rows
 }
 
-// README.md's table lists exactly the table's variables, in its order, each
-// with its default and meaning: the README is what `go run ./e2e/cmd/run
-// variables` prints, so a variable is added, renamed or explained in
-// variables.go alone.
-func TestREADMEListsEveryVariableWithItsDefault(t *testing.T) {
-	rows := readmeVariables(t)
+// docs/variables.md's table lists exactly the table's variables, in its
+// order, each with its default and meaning: the page's table is what `go run
+// ./e2e/cmd/run variables` (make variables) prints, so a variable is added,
+// renamed or explained in variables.go alone.
+func TestTheVariablesPageListsEveryVariableWithItsDefault(t *testing.T) {
+	rows := pageVariables(t)
 	var listed []string
 	for _, r := range rows {
 		listed = append(listed, r.names...)
@@ -76,27 +80,27 @@ func TestREADMEListsEveryVariableWithItsDefault(t *testing.T) {
 		table = append(table, v.Name)
 	}
 	if !slices.Equal(listed, table) {
-		t.Fatalf("README.md lists the variables\n  %v\nthe table (e2e/run/variables.go) has\n  %v\n(go run ./e2e/cmd/run variables prints the README's table)", listed, table)
+		t.Fatalf("%s lists the variables\n  %v\nthe table (e2e/run/variables.go) has\n  %v\n(make variables prints the page's table)", variablesPage, listed, table)
 	}
 	for _, r := range rows {
 		for _, n := range r.names {
 			v, _ := Lookup(n)
 			if r.shown != v.shown() {
-				t.Errorf("README.md: %s's default is %s, the table's %s", n, r.shown, v.shown())
+				t.Errorf("%s: %s's default is %s, the table's %s", variablesPage, n, r.shown, v.shown())
 			}
 			if r.meaning != v.Meaning {
-				t.Errorf("README.md: %s's meaning differs from the table's:\n  README: %s\n  table:  %s", n, r.meaning, v.Meaning)
+				t.Errorf("%s: %s's meaning differs from the table's:\n  page:  %s\n  table: %s", variablesPage, n, r.meaning, v.Meaning)
 			}
 		}
 	}
-	if got := strings.Join(readmeTable(t), "\n") + "\n"; got != Markdown() {
-		t.Errorf("README.md's table is not the one the table renders (go run ./e2e/cmd/run variables prints it)")
+	if got := strings.Join(pageTable(t), "\n") + "\n"; got != Markdown() {
+		t.Errorf("%s's table is not the one the table renders (make variables prints it)", variablesPage)
 	}
 }
 
-func readmeTable(t *testing.T) []string {
+func pageTable(t *testing.T) []string {
 	out := []string{"| variable | default | meaning |", "|---|---|---|"}
-	for _, r := range readmeVariables(t) {
+	for _, r := range pageVariables(t) {
 		out = append(out, r.line)
 	}
 	return out

@@ -40,7 +40,7 @@ const usage = `usage: run [--given "NAMES"] [--make-started SECONDS] COMMAND
   testdriver-push the driver image pushed to REGISTRY
   registry-up, registry-down
                   a registry on this machine at REGISTRY_PORT
-  variables       the table of variables, as README.md shows it
+  variables       the table of variables, as docs/variables.md shows it
   clean           remove _output and ARTIFACTS
 `
 
