@@ -47,6 +47,12 @@ type Options struct {
 	Slots int
 	// Taints are added on top of the layout's (the driver's --taint).
 	Taints contract.AddedTaints
+	// CountersWithDevices publishes the partitionable layout's counter set
+	// in its devices' slice (the driver's --counters-with-devices): the
+	// shape the cluster's release takes (release.Release's
+	// CountersWithDevices), since none passes both 1.34's and 1.35's
+	// validation.
+	CountersWithDevices bool
 	// DeviceClass is the class the suite's claims use.
 	DeviceClass string
 	// APIServerHost and APIServerPort, when set, are where the driver

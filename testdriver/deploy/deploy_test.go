@@ -112,6 +112,22 @@ func TestTheDriverIsToldItsAddedTaints(t *testing.T) {
 	}
 }
 
+// The release's counter shape reaches the driver: the partitionable layout
+// published in the other release's shape never appears (see the driver's
+// partitionable).
+func TestTheDriverIsToldWhereTheCountersGo(t *testing.T) {
+	for with, flag := range map[bool]string{false: "--counters-with-devices=false", true: "--counters-with-devices=true"} {
+		objs, err := Objects(Options{Image: "x", Layout: contract.LayoutPartitionable, CountersWithDevices: with}.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := objs[4].(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Command
+		if !slices.Contains(cmd, flag) {
+			t.Errorf("counters with devices %t: command %v lacks %q", with, cmd, flag)
+		}
+	}
+}
+
 func TestTheDriversNamespaceSaysWhichRunInstalledItAndWhetherToKeepIt(t *testing.T) {
 	objs, err := Objects(Options{Image: "x", RunID: "dra-e2e-1700000000", Kept: true}.Defaults())
 	if err != nil {

@@ -73,8 +73,14 @@ type Driver struct {
 	Layout contract.Layout
 	// Taints are added on top of the layout's (--taint).
 	Taints contract.AddedTaints
-	CDI    cdi.Writer
-	State  *state.Checkpoint
+	// CountersWithDevices puts the partitionable layout's counter set in
+	// the slice of the devices that consume it, the shape resource.k8s.io/v1
+	// of Kubernetes 1.34 takes (--counters-with-devices); unset, the set
+	// has a slice of its own, the shape 1.35 and later take. No shape
+	// passes both: see partitionable.
+	CountersWithDevices bool
+	CDI                 cdi.Writer
+	State               *state.Checkpoint
 	// Cancel stops the process on a fatal background error.
 	Cancel func(error)
 
@@ -88,7 +94,7 @@ func (d *Driver) Resources() resourceslice.DriverResources {
 	pools := map[string]resourceslice.Pool{}
 	switch d.Layout {
 	case contract.LayoutPartitionable:
-		pools[d.NodeName] = resourceslice.Pool{Slices: partitionable()}
+		pools[d.NodeName] = resourceslice.Pool{Slices: partitionable(d.CountersWithDevices)}
 	case contract.LayoutTainted:
 		pools[d.NodeName] = resourceslice.Pool{Slices: []resourceslice.Slice{{Devices: tainted()}}}
 	case contract.LayoutShared:
@@ -150,10 +156,24 @@ func plain(n int) []resourceapi.Device {
 	return devices
 }
 
-// partitionable is one counter set and, in a slice of their own (from 1.35 a
-// slice carries either shared counters or devices), the whole device and its
-// two halves, each consuming its share of the counter.
-func partitionable() []resourceslice.Slice {
+// partitionable is one counter set and the whole device and its two halves,
+// each consuming its share of the counter. Where the set goes is the
+// release's API:
+//   - 1.35 and later: in a slice of its own. kube-apiserver refuses a slice
+//     with both (pkg/apis/resource/validation/validation.go:706 at v1.35.4,
+//     "only one of `sharedCounters` or `devices` is allowed") and the
+//     allocator takes counter sets from any slice of the pool.
+//   - 1.34 (withDevices): in the devices' slice. kube-apiserver refuses a
+//     device that consumes a set its own slice does not define
+//     (validation.go:670 and 782-793 at v1.34.4, "must reference a
+//     counterSet defined in the ResourceSlice sharedCounters"), and the
+//     allocator reads the counters of the device's own slice
+//     (checkAvailableCounters in structured/internal/*, v0.34.4). Published
+//     in the 1.35 shape, the counter slice is stored and the device slice
+//     refused, so the pool stays incomplete (2 slices announced, 1 there):
+//     no device of it, and every allocationMode All request on the node
+//     refused while it lasts.
+func partitionable(withDevices bool) []resourceslice.Slice {
 	counters := []resourceapi.CounterSet{{
 		Name:     contract.PartitionCounterSet,
 		Counters: map[string]resourceapi.Counter{contract.PartitionCounter: {Value: resource.MustParse(contract.PartitionWhole)}},
@@ -170,6 +190,9 @@ func partitionable() []resourceslice.Slice {
 			Counters:   map[string]resourceapi.Counter{contract.PartitionCounter: {Value: resource.MustParse(memory)}},
 		}}
 		devices = append(devices, dev)
+	}
+	if withDevices {
+		return []resourceslice.Slice{{SharedCounters: counters, Devices: devices}}
 	}
 	return []resourceslice.Slice{{SharedCounters: counters}, {Devices: devices}}
 }

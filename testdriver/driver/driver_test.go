@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
+	"k8s.io/dynamic-resource-allocation/resourceslice"
 	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/testdriver/cdi"
@@ -139,50 +140,63 @@ func TestResourcesPublishOnePoolPerNode(t *testing.T) {
 	}
 }
 
-// The partitionable layout must be what the KEP-4815 specs rely on: the
-// counter set alone in its slice (1.35+ validation), and the whole device
-// consuming all of the counter, each half exactly half of it.
+// The partitionable layout must be what the KEP-4815 specs rely on, in
+// either release's shape: one pool named after the node, the whole device
+// consuming all of the counter, each half exactly half of it; the counter
+// set alone in its slice (1.35 and later), or in the devices' one slice
+// (1.34).
 func TestPartitionableLayout(t *testing.T) {
-	d := newDriver(t)
-	d.Layout = contract.LayoutPartitionable
-	pool, ok := d.Resources().Pools["node-1"]
-	if !ok || len(pool.Slices) != 2 {
-		t.Fatalf("want one pool named after the node with two slices, got %+v", d.Resources().Pools)
-	}
-	counters, devices := pool.Slices[0], pool.Slices[1]
-	if len(counters.Devices) != 0 || len(devices.SharedCounters) != 0 {
-		t.Fatal("a slice carries either shared counters or devices")
-	}
-	if len(counters.SharedCounters) != 1 || counters.SharedCounters[0].Name != contract.PartitionCounterSet {
-		t.Fatalf("counter sets %+v", counters.SharedCounters)
-	}
-	total := counters.SharedCounters[0].Counters[contract.PartitionCounter].Value
-	var names []string
-	halves := resource.Quantity{}
-	for i, dev := range devices.Devices {
-		names = append(names, dev.Name)
-		if got := *dev.Attributes["index"].IntValue; got != int64(i) {
-			t.Errorf("%s has index %d, want %d", dev.Name, got, i)
+	for _, withDevices := range []bool{false, true} {
+		d := newDriver(t)
+		d.Layout = contract.LayoutPartitionable
+		d.CountersWithDevices = withDevices
+		pool, ok := d.Resources().Pools["node-1"]
+		if !ok {
+			t.Fatalf("want one pool named after the node, got %+v", d.Resources().Pools)
 		}
-		if len(dev.ConsumesCounters) != 1 || dev.ConsumesCounters[0].CounterSet != contract.PartitionCounterSet {
-			t.Fatalf("%s consumes %+v", dev.Name, dev.ConsumesCounters)
+		var counters, devices resourceslice.Slice
+		switch {
+		case withDevices && len(pool.Slices) == 1:
+			counters, devices = pool.Slices[0], pool.Slices[0]
+		case !withDevices && len(pool.Slices) == 2:
+			counters, devices = pool.Slices[0], pool.Slices[1]
+			if len(counters.Devices) != 0 || len(devices.SharedCounters) != 0 {
+				t.Fatal("from 1.35 a slice carries either shared counters or devices")
+			}
+		default:
+			t.Fatalf("counters with devices %t: %d slices", withDevices, len(pool.Slices))
 		}
-		used := dev.ConsumesCounters[0].Counters[contract.PartitionCounter].Value
-		if i == 0 && used.Cmp(total) != 0 {
-			t.Errorf("the whole device consumes %s of %s", used.String(), total.String())
+		if len(counters.SharedCounters) != 1 || counters.SharedCounters[0].Name != contract.PartitionCounterSet {
+			t.Fatalf("counter sets %+v", counters.SharedCounters)
 		}
-		if i > 0 {
-			halves.Add(used)
+		total := counters.SharedCounters[0].Counters[contract.PartitionCounter].Value
+		var names []string
+		halves := resource.Quantity{}
+		for i, dev := range devices.Devices {
+			names = append(names, dev.Name)
+			if got := *dev.Attributes["index"].IntValue; got != int64(i) {
+				t.Errorf("%s has index %d, want %d", dev.Name, got, i)
+			}
+			if len(dev.ConsumesCounters) != 1 || dev.ConsumesCounters[0].CounterSet != contract.PartitionCounterSet {
+				t.Fatalf("%s consumes %+v", dev.Name, dev.ConsumesCounters)
+			}
+			used := dev.ConsumesCounters[0].Counters[contract.PartitionCounter].Value
+			if i == 0 && used.Cmp(total) != 0 {
+				t.Errorf("the whole device consumes %s of %s", used.String(), total.String())
+			}
+			if i > 0 {
+				halves.Add(used)
+			}
 		}
-	}
-	if halves.Cmp(total) != 0 {
-		t.Errorf("the halves consume %s together, the counter set holds %s", halves.String(), total.String())
-	}
-	if !reflect.DeepEqual(names, contract.PartitionDevices) {
-		t.Errorf("devices %v, want %v", names, contract.PartitionDevices)
-	}
-	if got := contract.LayoutPartitionable.Published(4); got != len(devices.Devices) {
-		t.Errorf("Published says %d devices, the slice has %d", got, len(devices.Devices))
+		if halves.Cmp(total) != 0 {
+			t.Errorf("the halves consume %s together, the counter set holds %s", halves.String(), total.String())
+		}
+		if !reflect.DeepEqual(names, contract.PartitionDevices) {
+			t.Errorf("devices %v, want %v", names, contract.PartitionDevices)
+		}
+		if got := contract.LayoutPartitionable.Published(4); got != len(devices.Devices) {
+			t.Errorf("Published says %d devices, the slice has %d", got, len(devices.Devices))
+		}
 	}
 }
 

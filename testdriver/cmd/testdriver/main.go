@@ -35,6 +35,7 @@ func main() {
 	slots := flag.Int("slots", 0, "spare pools of --devices devices published per node beside the node's own (layout plain), each with its slot number in the \""+contract.SlotAttribute+"\" attribute")
 	layoutName := flag.String("layout", string(contract.LayoutPlain), "what each node publishes: plain (--devices independent devices), partitionable (a whole device and two halves on one counter set), tainted (a device tainted NoSchedule, one NoExecute) or shared (one device that allows multiple allocations, with a consumable capacity)")
 	taintFlag := flag.String("taint", "", "taints added on top of the layout's, with the suite's taint key: device=NoSchedule|NoExecute[,...]")
+	countersWithDevices := flag.Bool("counters-with-devices", false, "layout partitionable: publish the counter set in the slice of the devices that consume it, as Kubernetes 1.34's resource.k8s.io/v1 requires, instead of in a slice of its own, as 1.35 and later require")
 	cdiDir := flag.String("cdi-dir", "/var/run/cdi", "where CDI specs are written")
 	nodeName := flag.String("node-name", os.Getenv("NODE_NAME"), "this node")
 	flag.Parse()
@@ -52,13 +53,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testdriver: --slots is for the plain layout, not %s\n", layout)
 		os.Exit(2)
 	}
-	if err := run(*name, *nodeName, *cdiDir, *devices, *slots, layout, taints); err != nil {
+	if *countersWithDevices && layout != contract.LayoutPartitionable {
+		fmt.Fprintf(os.Stderr, "testdriver: --counters-with-devices is for the partitionable layout, not %s\n", layout)
+		os.Exit(2)
+	}
+	if err := run(*name, *nodeName, *cdiDir, *devices, *slots, layout, taints, *countersWithDevices); err != nil {
 		klog.ErrorS(err, "testdriver stopped")
 		os.Exit(1)
 	}
 }
 
-func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layout, taints contract.AddedTaints) error {
+func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layout, taints contract.AddedTaints, countersWithDevices bool) error {
 	if nodeName == "" {
 		return fmt.Errorf("no node name: set --node-name or NODE_NAME")
 	}
@@ -86,7 +91,7 @@ func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layo
 		return err
 	}
 	d := &driver.Driver{Name: name, NodeName: nodeName, Devices: devices, Slots: slots, Layout: layout, Taints: taints,
-		CDI: cdi.Writer{Dir: cdiDir, Vendor: name}, State: checkpoint, Cancel: cancel}
+		CountersWithDevices: countersWithDevices, CDI: cdi.Writer{Dir: cdiDir, Vendor: name}, State: checkpoint, Cancel: cancel}
 	// Both DRA gRPC services are served (the helper's default): 1.33 kubelets
 	// call v1beta1, 1.34+ call v1.
 	helper, err := kubeletplugin.Start(ctx, d,
@@ -112,7 +117,7 @@ func run(name, nodeName, cdiDir string, devices, slots int, layout contract.Layo
 			return len(list.Items), nil
 		},
 	}
-	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "layout", layout, "devices", layout.Published(devices), "slots", slots, "preparedClaims", len(checkpoint.UIDs()))
+	klog.InfoS("testdriver serving", "driver", name, "node", nodeName, "layout", layout, "devices", layout.Published(devices), "slots", slots, "countersWithDevices", countersWithDevices, "preparedClaims", len(checkpoint.UIDs()))
 	if err := keeper.Run(ctx); err != nil {
 		return err
 	}
