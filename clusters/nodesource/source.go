@@ -68,7 +68,7 @@ func CheckSpec(spec string) error {
 // of its own ([registry[:port]/]path[:tag][@digest]), read by pkg/name.
 func isImageRef(spec string) bool {
 	// No default tag, so that a reference without one shows.
-	ref, err := registryhost.ParseReference(spec, name.WithDefaultTag(""))
+	ref, err := name.ParseReference(spec, name.WithDefaultTag(""))
 	if err != nil || ref.Identifier() == "" {
 		return false
 	}

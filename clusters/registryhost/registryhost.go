@@ -3,15 +3,12 @@
 // suite creates (kindcluster's containerd hosts.toml) must agree on it, or
 // preflight accepts a registry that the nodes then cannot pull from. It
 // reads references with go-containerregistry's pkg/name, the suite's one
-// reference parser, through NewTag and ParseReference, which add Docker's
-// rule for a bare "localhost" that the pkg/name this module can use lacks;
-// and it keeps beside them the one part of the distribution grammar
-// pkg/name leaves loose (PathComponent), which the pusher and the node
-// image source both check.
+// reference parser, and keeps beside it the one part of the distribution
+// grammar pkg/name leaves loose (PathComponent), which the pusher and the
+// node image source both check.
 package registryhost
 
 import (
-	"fmt"
 	"net"
 	"regexp"
 	"strings"
@@ -32,66 +29,11 @@ func Of(ref string) string {
 	named, _, _ := strings.Cut(ref, "@")
 	// No default registry: pkg/name would otherwise fill in Docker Hub,
 	// and the callers ask whether the reference names a registry at all.
-	t, err := NewTag(named, name.WithDefaultRegistry(""))
+	t, err := name.NewTag(named, name.WithDefaultRegistry(""))
 	if err != nil {
 		return ""
 	}
 	return t.RegistryStr()
-}
-
-// localhost is the one registry host Docker (and distribution's grammar)
-// reads without a '.' or a ':': "localhost/td:1" is the image td on the
-// registry at localhost. pkg/name took that first component for a Docker
-// Hub namespace until v0.21, and this module keeps v0.20 (go.mod says why:
-// every module it shares with Kubernetes is at Kubernetes' version).
-const localhost = "localhost"
-
-// NewTag is name.NewTag with Docker's reading of a bare "localhost" host.
-func NewTag(ref string, opts ...name.Option) (name.Tag, error) {
-	return onLocalhost(ref, opts, name.NewTag)
-}
-
-// ParseReference is name.ParseReference (a tag or a digest) with Docker's
-// reading of a bare "localhost" host.
-func ParseReference(ref string, opts ...name.Option) (name.Reference, error) {
-	named, digest, pinned := strings.Cut(ref, "@")
-	if !pinned || !strings.HasPrefix(ref, localhost+"/") {
-		return onLocalhost(ref, opts, name.ParseReference)
-	}
-	// name.NewDigest reads the name it was given once more, without the
-	// default registry, so localhost/td would come back as a Docker Hub
-	// path: the digest is checked on a neutral reference, and joined to
-	// the repository NewTag read. A tag beside it is for people; pkg/name
-	// drops it too.
-	t, err := NewTag(named, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := name.NewDigest("registry.invalid/image@" + digest); err != nil {
-		return nil, err
-	}
-	return t.Context().Digest(digest), nil
-}
-
-// onLocalhost parses ref with parse, where ref names the registry at a bare
-// "localhost" as that registry: the rest of ref ("td:1", "dra/td@sha256:…")
-// names no registry of its own, so it is parsed with localhost as the
-// default registry; a rest that does name one ("localhost/example.com/td")
-// is no reference.
-func onLocalhost[R name.Reference](ref string, opts []name.Option, parse func(string, ...name.Option) (R, error)) (R, error) {
-	rest, ok := strings.CutPrefix(ref, localhost+"/")
-	if !ok {
-		return parse(ref, opts...)
-	}
-	r, err := parse(rest, append(opts, name.WithDefaultRegistry(localhost))...)
-	if err != nil {
-		return r, err
-	}
-	if got := r.Context().RegistryStr(); got != localhost {
-		var none R
-		return none, fmt.Errorf("%q names two registries, %s and %s", ref, localhost, got)
-	}
-	return r, nil
 }
 
 // pathComponent is one component of a repository path as the OCI

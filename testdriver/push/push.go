@@ -76,7 +76,7 @@ func Reference(registry, tag string) (string, error) {
 	}
 	// A trailing colon is a version left out, as a missing colon is; pkg/name
 	// would call it malformed and hide what is missing.
-	src, err := registryhost.NewTag(strings.TrimSuffix(tag, ":"), name.WithDefaultTag(""))
+	src, err := name.NewTag(strings.TrimSuffix(tag, ":"), name.WithDefaultTag(""))
 	if err != nil {
 		return "", fmt.Errorf("image tag %q: %v", tag, err)
 	}
@@ -84,7 +84,7 @@ func Reference(registry, tag string) (string, error) {
 		return "", fmt.Errorf("image tag %q has no version", tag)
 	}
 	ref := prefix + "/" + path.Base(src.RepositoryStr()) + ":" + src.TagStr()
-	if _, err := registryhost.NewTag(ref, nameOptions(ref)...); err != nil {
+	if _, err := name.NewTag(ref, nameOptions(ref)...); err != nil {
 		return "", fmt.Errorf("REGISTRY=%q gives %q, which is not an image reference: %v", registry, ref, err)
 	}
 	return ref, nil
@@ -112,15 +112,14 @@ func checkPrefix(prefix string) error {
 			return err
 		}
 	}
-	// "image:0" stands for the image's name and version, so that a bare
-	// host ("localhost:5001") parses as a reference too (pkg/name v0.20
-	// wants a repository of two characters at least); no default
-	// registry, so that a Docker Hub namespace ("dra") is told from a host.
-	ref, err := registryhost.NewTag(prefix+"/image:0", name.WithDefaultRegistry(""))
+	// "x" stands for the image's name, so that a bare host ("localhost:5001")
+	// parses as a repository too; no default registry, so that a Docker Hub
+	// namespace ("dra") is told from a host.
+	repo, err := name.NewRepository(prefix+"/x", name.WithDefaultRegistry(""))
 	if err != nil {
 		return fmt.Errorf("%q is neither a registry host nor a path component", parts[0])
 	}
-	if ref.RegistryStr() == "" {
+	if repo.RegistryStr() == "" {
 		return checkComponent(parts[0])
 	}
 	return nil
@@ -142,9 +141,6 @@ func checkComponent(p string) error {
 // Push writes the image tag from the docker-save archive to reference and
 // returns reference pinned by the digest the registry stored.
 func Push(ctx context.Context, archive, tag, reference string) (string, error) {
-	// pkg/name's own reading, not registryhost's: tarball finds the image
-	// by reading each of the archive's RepoTags with pkg/name and comparing,
-	// so a tag read otherwise ("localhost/td:1") would not be found.
 	src, err := name.NewTag(tag)
 	if err != nil {
 		return "", fmt.Errorf("image tag %q: %w", tag, err)
@@ -153,7 +149,7 @@ func Push(ctx context.Context, archive, tag, reference string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading %s from %s: %w", tag, archive, err)
 	}
-	dst, err := registryhost.NewTag(reference, nameOptions(reference)...)
+	dst, err := name.NewTag(reference, nameOptions(reference)...)
 	if err != nil {
 		return "", fmt.Errorf("reference %q: %w", reference, err)
 	}
@@ -172,7 +168,7 @@ func Push(ctx context.Context, archive, tag, reference string) (string, error) {
 // error names the reference and says, in one line, whether the registry did
 // not answer, is no registry, refused, or has no such image.
 func Resolve(ctx context.Context, reference string) (string, error) {
-	ref, err := registryhost.ParseReference(reference, nameOptions(reference)...)
+	ref, err := name.ParseReference(reference, nameOptions(reference)...)
 	if err != nil {
 		return "", fmt.Errorf("%s: not an image reference: %s", reference, oneLine(err))
 	}

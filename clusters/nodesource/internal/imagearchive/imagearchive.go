@@ -5,10 +5,8 @@
 // nothing can be pulled on the machines the suite must run on.
 //
 // The layer tar is ours (Layer: which paths, modes, symlinks and parent
-// directories); the image around it (the config and the digests) is
-// go-containerregistry's: empty.Image and mutate. The archive's layout is
-// ours again (writeAll): tarball of the v0.20 this module keeps (go.mod
-// says why) names an uncompressed layer ".tar.gz".
+// directories); the image around it (config, manifest.json, the archive's
+// layout) is go-containerregistry's: empty.Image, mutate and tarball.
 //
 // The layer and config are deterministic (sorted entries, zero times), so the
 // same inputs give the same image ID and a rebuild changes nothing. The layer
@@ -18,7 +16,6 @@ package imagearchive
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -27,13 +24,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-
-	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
 )
 
 // File is one entry of the image's only layer.
@@ -143,16 +140,9 @@ func writeFile(tw *tar.Writer, name string, mode int64, f File) error {
 // the nodes the suite builds and runs on are amd64 (the node build reads
 // x86_64 libraries, release bits are exported for linux/amd64).
 func (img Image) image() (v1.Image, error) {
-	i, _, err := img.imageAndLayer()
-	return i, err
-}
-
-// imageAndLayer is image, and the layer tar it holds, which writeAll
-// writes as it is.
-func (img Image) imageAndLayer() (v1.Image, []byte, error) {
 	layer, err := img.Layer()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	env := img.Env
 	if len(env) == 0 {
@@ -165,14 +155,13 @@ func (img Image) imageAndLayer() (v1.Image, []byte, error) {
 	}
 	base, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Append fills in rootfs.diff_ids and adds the layer's history entry.
-	i, err := mutate.Append(base, mutate.Addendum{
+	return mutate.Append(base, mutate.Addendum{
 		Layer:   static.NewLayer(layer, types.DockerUncompressedLayer),
 		History: v1.History{Created: v1.Time{Time: epoch}},
 	})
-	return i, layer, err
 }
 
 // ID returns the image ID (the config digest) the archive will load as.
@@ -190,85 +179,33 @@ func (img Image) ID() (string, error) {
 
 // Write writes the archive to w, its manifest.json naming the image by every
 // tag as given (RepoTags "kind-e2e/testdriver:abc"; containerd lists it as
-// docker.io/kind-e2e/testdriver:abc), in the order given.
+// docker.io/kind-e2e/testdriver:abc). With several tags their order in
+// RepoTags is go-containerregistry's and may differ between writes.
 func (img Image) Write(w io.Writer) error { return writeAll(w, img) }
 
-// writeAll writes one archive that holds every image, each under its tags,
-// laid out as `docker save` lays it out: each config as a file named by its
-// digest, each layer as an uncompressed tar named by its digest's hex and
-// ".tar", and manifest.json, one entry per image with its tags as given,
-// sorted by them. An image or layer two images share is written once.
+// writeAll writes one archive that holds every image, each under its tags.
 func writeAll(w io.Writer, images ...Image) error {
-	type entry struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
-	}
-	var manifest []entry
-	files := map[string][]byte{}
-	seen := map[string]bool{}
+	refs := map[name.Reference]v1.Image{}
 	for _, img := range images {
 		if len(img.Tags) == 0 {
 			return fmt.Errorf("image has no tag")
 		}
+		i, err := img.image()
+		if err != nil {
+			return err
+		}
 		for _, t := range img.Tags {
-			if _, err := registryhost.NewTag(t); err != nil {
+			tag, err := name.NewTag(t)
+			if err != nil {
 				return fmt.Errorf("image tag %q: %w", t, err)
 			}
-			if seen[t] {
+			if _, twice := refs[tag]; twice {
 				return fmt.Errorf("image tag %q is given twice", t)
 			}
-			seen[t] = true
-		}
-		i, layer, err := img.imageAndLayer()
-		if err != nil {
-			return err
-		}
-		cfgName, err := i.ConfigName()
-		if err != nil {
-			return err
-		}
-		if files[cfgName.String()], err = i.RawConfigFile(); err != nil {
-			return err
-		}
-		cfg, err := i.ConfigFile()
-		if err != nil {
-			return err
-		}
-		// The image's one layer, stored uncompressed: named by its diff ID.
-		file := cfg.RootFS.DiffIDs[0].Hex + ".tar"
-		files[file] = layer
-		manifest = append(manifest, entry{Config: cfgName.String(), RepoTags: img.Tags, Layers: []string{file}})
-	}
-	sort.Slice(manifest, func(i, j int) bool {
-		return strings.Join(manifest[i].RepoTags, ",") < strings.Join(manifest[j].RepoTags, ",")
-	})
-	raw, err := json.Marshal(manifest)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(w)
-	put := func(name string, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(data)), Mode: 0o644, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
-			return err
-		}
-		_, err := tw.Write(data)
-		return err
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := put(n, files[n]); err != nil {
-			return err
+			refs[tag] = i
 		}
 	}
-	if err := put("manifest.json", raw); err != nil {
-		return err
-	}
-	return tw.Close()
+	return tarball.MultiRefWrite(refs, w)
 }
 
 // WriteFile writes the archive to a file, atomically.
