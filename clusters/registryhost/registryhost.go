@@ -11,6 +11,7 @@ package registryhost
 import (
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -34,6 +35,36 @@ func Of(ref string) string {
 		return ""
 	}
 	return t.RegistryStr()
+}
+
+// OfPrefix is the registry host of a repository prefix, the form REGISTRY
+// and e2e-cluster's --registry take: a host ("localhost:5001"), a host and a
+// path ("10.0.0.5:5000/dra"), or a Docker Hub namespace ("dra"), whose host
+// is "" as it is for a prefix that names no valid host. The first component
+// is read as Docker reads it, a host where it holds a '.' or a ':' or is
+// "localhost". It is read as a host only, never through a reference with an
+// image name made up for it: pkg/name checks such a name by the rules for
+// repositories (v0.20 refused one of a single character), which are not the
+// rules for hosts, and a stand-in that broke them refused every registry.
+func OfPrefix(prefix string) string {
+	first, _, _ := strings.Cut(prefix, "/")
+	if !strings.ContainsAny(first, ".:") && first != "localhost" {
+		return ""
+	}
+	// pkg/name checks a host as a URI authority, which "http:" and "h:1:2"
+	// pass: a host with a port ("[v6]" alone has none) must split into a
+	// name and a port of digits.
+	if strings.Contains(first, ":") && !strings.HasSuffix(first, "]") {
+		h, port, err := net.SplitHostPort(first)
+		if n, perr := strconv.Atoi(port); err != nil || h == "" || perr != nil || n < 1 || n > 65535 {
+			return ""
+		}
+	}
+	reg, err := name.NewRegistry(first, name.StrictValidation)
+	if err != nil {
+		return ""
+	}
+	return reg.RegistryStr()
 }
 
 // pathComponent is one component of a repository path as the OCI

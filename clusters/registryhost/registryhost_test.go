@@ -111,3 +111,28 @@ func TestPathComponent(t *testing.T) {
 		}
 	}
 }
+
+func TestOfPrefix(t *testing.T) {
+	for prefix, want := range map[string]string{
+		"localhost:5001":            "localhost:5001",
+		"localhost:5001/a":          "localhost:5001",
+		"localhost":                 "localhost",
+		"127.0.0.1:5001/dra":        "127.0.0.1:5001",
+		"[::1]:5001":                "[::1]:5001",
+		"[::1]":                     "[::1]",
+		"registry.example.com/team": "registry.example.com",
+		"dra":                       "", // a Docker Hub namespace
+		"dra/team":                  "",
+		"http://localhost:5001":     "",
+		"localhost:5001:5002":       "",
+		"localhost:port":            "",
+		"localhost:0":               "",
+		":5001":                     "",
+		"::1":                       "",
+		"":                          "",
+	} {
+		if got := OfPrefix(prefix); got != want {
+			t.Errorf("OfPrefix(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+}

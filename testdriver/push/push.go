@@ -91,9 +91,9 @@ func Reference(registry, tag string) (string, error) {
 }
 
 // checkPrefix says what is wrong with a repository prefix, in a few words.
-// pkg/name tells the registry host from the path; the distribution spec's
-// grammar of each path component (registryhost.PathComponent) is checked
-// here, as pkg/name checks only the characters.
+// registryhost tells the registry host from the path; the distribution
+// spec's grammar of each path component (registryhost.PathComponent) is
+// checked here, as pkg/name checks only the characters.
 func checkPrefix(prefix string) error {
 	if prefix == "" {
 		return errors.New("it is empty")
@@ -104,25 +104,24 @@ func checkPrefix(prefix string) error {
 	if strings.ContainsAny(prefix, "@ \t") {
 		return errors.New("it holds a digest or a space")
 	}
-	// Every component but the first is path, whatever pkg/name makes of the
-	// first: checked before it, each gets its own reason.
+	// Every component but the first is path, whatever the first is:
+	// checked before it, each gets its own reason.
 	parts := strings.Split(prefix, "/")
 	for _, p := range parts[1:] {
 		if err := checkComponent(p); err != nil {
 			return err
 		}
 	}
-	// "x" stands for the image's name, so that a bare host ("localhost:5001")
-	// parses as a repository too; no default registry, so that a Docker Hub
-	// namespace ("dra") is told from a host.
-	repo, err := name.NewRepository(prefix+"/x", name.WithDefaultRegistry(""))
-	if err != nil {
+	// The first component is a registry host where Docker would read one
+	// (registryhost.OfPrefix, as the cluster tool reads --registry), and
+	// otherwise a Docker Hub namespace, a path component like the rest.
+	if registryhost.OfPrefix(prefix) != "" {
+		return nil
+	}
+	if strings.ContainsAny(parts[0], ".:") {
 		return fmt.Errorf("%q is neither a registry host nor a path component", parts[0])
 	}
-	if repo.RegistryStr() == "" {
-		return checkComponent(parts[0])
-	}
-	return nil
+	return checkComponent(parts[0])
 }
 
 // checkComponent says what is wrong with one component of a repository path.

@@ -29,6 +29,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -153,9 +154,9 @@ func run(ctx context.Context, args []string) error {
 		rel = img.Release
 		var registries []string
 		if *registry != "" {
-			host := kindcluster.PlainHTTPRegistryHost(*registry + "/x")
-			if host == "" {
-				return usageError{fmt.Errorf("--registry %s: only a registry on a loopback or private address is reached over plain HTTP; the nodes pull from any other over HTTPS as they are", *registry)}
+			host, err := plainHTTPRegistry(*registry)
+			if err != nil {
+				return usageError{err}
 			}
 			registries = append(registries, host)
 		}
@@ -275,4 +276,20 @@ func upgradeSelected(filter string) (bool, error) {
 		return false, fmt.Errorf("label filter %q: %w", filter, err)
 	}
 	return match(upgradeLabels), nil
+}
+
+// plainHTTPRegistry is the host of up's --registry (a host, or a host and
+// the path REGISTRY gives the pusher: "localhost:5001", "10.0.0.5:5000/dra"),
+// read as the pusher reads REGISTRY, when the nodes are to reach it over
+// plain HTTP; any other registry they reach over HTTPS as they are, and
+// needs no flag.
+func plainHTTPRegistry(registry string) (string, error) {
+	host := registryhost.OfPrefix(registry)
+	switch {
+	case host == "":
+		return "", fmt.Errorf("--registry %s: not a registry host (such as localhost:5001), with or without a path", registry)
+	case !registryhost.PlainHTTP(host):
+		return "", fmt.Errorf("--registry %s: only a registry on a loopback or private address is reached over plain HTTP; the nodes pull from any other over HTTPS as they are", registry)
+	}
+	return host, nil
 }
