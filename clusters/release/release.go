@@ -96,6 +96,16 @@ type Release struct {
 	// ExtendedResources: DRAExtendedResource is on by default (beta in
 	// 1.36, GA in 1.37; pkg/features/kube_features.go).
 	ExtendedResources bool
+	// CountersWithDevices: a device that consumes counters must be in the
+	// slice that defines its counter set, which the bundled driver's
+	// partitionable layout must then publish beside its devices. v1.34.4's
+	// kube-apiserver refuses a device whose counter set is in another slice
+	// (pkg/apis/resource/validation/validation.go:670, 782-793) and its
+	// allocator reads only the device's own slice's counters; 1.33's API
+	// says the same ("unique in the ResourceSlice", v0.33.13). From 1.35 a
+	// slice carries counters or devices, never both (validation.go:706 at
+	// v1.35.4), and counter sets are the pool's.
+	CountersWithDevices bool
 	// FeatureMoves are the other feature sets the allocators group moves
 	// kube-scheduler to (features.go says why these).
 	FeatureMoves []FeatureMove
@@ -178,9 +188,10 @@ var table = map[string]Release{
 		GateState:         Alpha,
 		AdminLabel:        labelAlpha, StaleLabel: labelBeta,
 		// DRAAdminAccess is alpha: on only because the suite's profiles switch it on.
-		OnByDefault: []Feature{FeatureAdminAccess},
-		Allocators:  oneAllocator133,
-		Metrics:     metricsUnlabelled,
+		OnByDefault:         []Feature{FeatureAdminAccess},
+		Allocators:          oneAllocator133,
+		CountersWithDevices: true,
+		Metrics:             metricsUnlabelled,
 	},
 	"1.34": {
 		Minor: "1.34", Version: "1.34.4",
@@ -193,7 +204,10 @@ var table = map[string]Release{
 		Allocators:   allocators134,
 		FeatureMoves: moves134,
 		Sets:         sets134,
-		Metrics:      metricsLabelled,
+		// Published in 1.35's shape, the partitionable driver's device
+		// slices were refused and its pools stayed incomplete.
+		CountersWithDevices: true,
+		Metrics:             metricsLabelled,
 	},
 	"1.35": {
 		Minor: "1.35", Version: "1.35.4",

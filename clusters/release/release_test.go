@@ -461,3 +461,18 @@ func TestImmutableSpecValueFollowsEachReleasesPrint(t *testing.T) {
 		}
 	}
 }
+
+// The partitionable layout's counter set goes where the release's
+// kube-apiserver takes it: beside the devices up to 1.34, in a slice of its
+// own from 1.35. A feature set does not change the API's shape.
+func TestCountersGoWithDevicesUpTo134(t *testing.T) {
+	for _, m := range Minors() {
+		r, err := Resolve(m, "alpha")
+		if err != nil {
+			r, _ = Get(m)
+		}
+		if want := m == "1.33" || m == "1.34"; r.CountersWithDevices != want {
+			t.Errorf("%s: counters with devices %t, want %t", m, r.CountersWithDevices, want)
+		}
+	}
+}

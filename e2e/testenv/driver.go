@@ -138,7 +138,10 @@ func (e *Env) FeatureDriverFor(layout contract.Layout, owner string) deploy.Opti
 	return deploy.Options{
 		Namespace: ns, Image: e.Driver.Image,
 		DriverName: name, Layout: layout,
-		APIServerHost: e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
+		// The counter shape the release's kube-apiserver takes: in the
+		// other one, a partitionable instance never publishes a device.
+		CountersWithDevices: layout == contract.LayoutPartitionable && e.Rel.CountersWithDevices,
+		APIServerHost:       e.Driver.APIServerHost, APIServerPort: e.Driver.APIServerPort,
 		// Labelled with the run as the suite's own driver is, and never
 		// kept: its group removes it, so one found later is a killed run's.
 		RunID: e.Driver.RunID, WorkersOnly: e.Driver.WorkersOnly,

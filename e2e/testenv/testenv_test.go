@@ -61,6 +61,20 @@ func TestFeatureDriverIsASecondInstance(t *testing.T) {
 	}
 }
 
+// A partitionable instance publishes its counters in the shape the
+// release's kube-apiserver takes; no other layout is told anything.
+func TestFeatureDriverPublishesTheReleasesCounterShape(t *testing.T) {
+	for minor, want := range map[string]bool{"1.34": true, "1.35": false, "1.36": false} {
+		e := envOf(t, minor, "default")
+		if got := e.FeatureDriver(contract.LayoutPartitionable).CountersWithDevices; got != want {
+			t.Errorf("%s: partitionable instance counters with devices %t, want %t", minor, got, want)
+		}
+		if e.FeatureDriver(contract.LayoutPlain).CountersWithDevices {
+			t.Errorf("%s: the plain instance has no counters", minor)
+		}
+	}
+}
+
 // otherAllocators are the implementations some release's allocators group
 // runs under a kube-scheduler of its own (every feature set but the
 // defaults), each once.
