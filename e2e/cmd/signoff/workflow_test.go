@@ -1,0 +1,400 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
+	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
+)
+
+// The stand-ins on the runner's PATH: make e2e writes the report the test
+// made for the cell and says how it was called, gh names the previous
+// weekly run, docker loads nothing. go is the real one, in a workspace
+// that is this repository's checkout (checkout below).
+var standIns = map[string]string{
+	"make": `#!/bin/bash
+[ "$1" = e2e ] || { echo "make stand-in: only make e2e" >&2; exit 2; }
+shift
+for a in "$@"; do export "${a%%=*}=${a#*=}"; done
+printf '%s\n' "$K8S_VERSION" "$FEATURES" "$LABELS" > "$SIGNOFF_TEST_MAKE_ARGS"
+mkdir -p "$ARTIFACTS/$K8S_VERSION"
+cp "$SIGNOFF_TEST_REPORT" "$ARTIFACTS/$K8S_VERSION/report.json"
+echo "# report of $K8S_VERSION" > "$ARTIFACTS/$K8S_VERSION/report.md"
+`,
+	"gh": `#!/bin/sh
+[ "$1 $2" = "run list" ] && [ -n "$SIGNOFF_TEST_PREVIOUS_RUN" ] && echo "$SIGNOFF_TEST_PREVIOUS_RUN"
+exit 0
+`,
+	"docker": "#!/bin/sh\nexit 0\n",
+}
+
+// outcomes change a spec's outcome from passed, by column key and
+// requirement index.
+type outcomes map[string]map[int]report.Spec
+
+// cellReport is what a cell's make e2e writes: a spec per requirement, in
+// the group the requirement's index gives it (a custom filter's cell
+// selects them all, or all of one group where partial), those of the
+// other groups not selected.
+func cellReport(c matrix.Cell, allocator string, partial bool, change outcomes) report.Report {
+	r := report.Report{Meta: report.Meta{Release: c.Release, Features: c.Features, Allocator: allocator, SuiteCommit: "abc123", LabelFilter: c.Labels}}
+	for i, q := range requirements.All {
+		group := matrix.Groups[i%len(matrix.Groups)].Name
+		s := report.Spec{Name: q.ID, KEP: q.Text, State: "passed"}
+		if o, ok := change[c.Release+" "+c.Features][i]; ok {
+			s.State, s.Reason = o.State, o.Reason
+		}
+		selected := group == c.Group || c.Group == "custom" && (!partial || group == matrix.Groups[0].Name)
+		if !selected {
+			s.State, s.Reason = "not selected", ""
+		}
+		r.Specs = append(r.Specs, s)
+		switch s.State {
+		case "passed":
+			r.Totals.Passed++
+		case "failed":
+			r.Totals.Failed++
+		case "not selected":
+			r.Totals.NotSelected++
+		}
+	}
+	return r
+}
+
+// scenario is one run of the workflow: its event and inputs, what the
+// cells report, and what went before.
+type scenario struct {
+	name   string
+	event  string
+	inputs map[string]string
+	// changed are the files a pull request changes.
+	changed []string
+	// partial: a custom filter's cell leaves specs out.
+	partial bool
+	change  outcomes
+	// previous, where set, is the previous weekly run's sign-off: the
+	// cells' reports of that week, with these changes.
+	previous outcomes
+
+	wantE2E     bool
+	wantCells   int
+	wantColumns int
+	wantExit    int
+	wantSigned  bool
+	wantSummary []string
+}
+
+// The sign-off job's run: steps, as written, find the reports of one
+// artifact and of several as download-artifact lays them out (the cells'
+// artifacts made by the e2e job's own steps), and their verdict reaches
+// the job: signed off (0), a failure (1), and what ran passed with specs
+// left out (3, which go run would have turned into 1). Pull requests run
+// the default release's column, and none where only documentation
+// changed; the weekly run compares its sign-off with the previous one's.
+func TestWorkflowSignOffJobAsWritten(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("the matrix job's step needs jq, as a hosted runner has it: not on PATH")
+	}
+	w := readWorkflow(t)
+	tools := standInTools(t)
+	failing := report.Spec{State: "failed", Reason: "expected 422, got 201"}
+	for _, sc := range []scenario{
+		{name: "dispatch: one cell, every spec", event: "workflow_dispatch",
+			inputs:  map[string]string{"release": "1.35", "features": "defaults", "labels": "authz || !authz"},
+			wantE2E: true, wantCells: 1, wantColumns: 1, wantExit: signoff.ExitSignedOff, wantSigned: true},
+		{name: "dispatch: one cell, specs left out", event: "workflow_dispatch", partial: true,
+			inputs:  map[string]string{"release": "1.35", "features": "defaults", "labels": "authz && !Serial"},
+			wantE2E: true, wantCells: 1, wantColumns: 1, wantExit: signoff.ExitLeftOut},
+		{name: "dispatch: a release's columns, one failed", event: "workflow_dispatch",
+			inputs:  map[string]string{"release": "1.36", "features": "all", "labels": ""},
+			change:  outcomes{"1.36 alpha": {4: failing}},
+			wantE2E: true, wantCells: 9, wantColumns: 3, wantExit: signoff.ExitFailed},
+		{name: "pull request: the default release's column", event: "pull_request", changed: []string{"Makefile", "README.md"},
+			wantE2E: true, wantCells: len(matrix.Groups), wantColumns: 1, wantExit: signoff.ExitSignedOff, wantSigned: true},
+		{name: "pull request: documentation only", event: "pull_request", changed: []string{"README.md", "docs/signoff-workflow.md"}},
+		{name: "weekly: what changed since the previous week", event: "schedule",
+			previous: outcomes{"1.35 defaults": {4: failing}},
+			wantE2E:  true, wantExit: signoff.ExitSignedOff, wantSigned: true,
+			wantSummary: []string{"## Since the previous weekly run", "Against [run 41](https://github.com/kep5018/adminaccess-conformance/actions/runs/41):",
+				"**Sign-off: not signed off → signed off.**", "| " + requirements.All[4].ID + " | 1.35 defaults | failed | passed |"}},
+		{name: "weekly: no previous week", event: "schedule",
+			wantE2E: true, wantExit: signoff.ExitSignedOff, wantSigned: true,
+			wantSummary: []string{"## Since the previous weekly run", "No sign-off of a previous weekly run to compare with."}},
+	} {
+		t.Run(sc.name, func(t *testing.T) { runScenario(t, w, tools, sc) })
+	}
+}
+
+func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
+	repo, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contexts := map[string]string{"github.event_name": sc.event, "github.run_id": "42", "github.token": "token",
+		"needs.unit.result": "success", "needs.node-image.result": "success"}
+	for k, v := range sc.inputs {
+		contexts["inputs."+k] = v
+	}
+	base := []string{"PATH=" + tools + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "CGO_ENABLED", "GOTOOLCHAIN"} {
+		if v, ok := os.LookupEnv(k); ok {
+			base = append(base, k+"="+v)
+		}
+	}
+	newJob := func(name string, extra ...string) *jobRun {
+		j, ok := w.Jobs[name]
+		if !ok {
+			t.Fatalf("the workflow has no job %s", name)
+		}
+		ctx := map[string]string{}
+		for k, v := range contexts {
+			ctx[k] = v
+		}
+		r := &jobRun{t: t, name: name, job: j, workspace: checkout(t, repo), temp: t.TempDir(), contexts: ctx,
+			baseEnv: append(append([]string{}, base...), extra...), artifacts: artifactStore{}}
+		r.workflowEnv = map[string]string{}
+		for k, v := range w.Env {
+			out, err := r.interpolate(v, nil)
+			if err != nil {
+				t.Fatalf("workflow env %s: %v", k, err)
+			}
+			r.workflowEnv[k] = out
+		}
+		return r
+	}
+	allowed := func(r *jobRun) bool {
+		ok, err := r.condition(r.job.If, nil)
+		if err != nil {
+			t.Fatalf("job %s: if %q: %v", r.name, r.job.If, err)
+		}
+		return ok
+	}
+
+	// The matrix job, in a checkout: for a pull request, its merge into
+	// the base (HEAD^1 the base, as fetch-depth 2 gives it).
+	mx := newJob("matrix")
+	if sc.event == "pull_request" {
+		pullRequestCheckout(t, mx.workspace, sc.changed)
+	}
+	mx.run()
+	if mx.failed {
+		t.Fatalf("the matrix job failed; steps %v, exits %v", mx.ran, mx.exits)
+	}
+	for k, v := range mx.jobOutputs {
+		contexts["needs.matrix.outputs."+k] = v
+	}
+	contexts["needs.matrix.result"] = "success"
+	if got := mx.jobOutputs["e2e"] == "true"; got != sc.wantE2E {
+		t.Fatalf("matrix says e2e=%q; want %v (outputs %v)", mx.jobOutputs["e2e"], sc.wantE2E, mx.jobOutputs)
+	}
+
+	// Each cell on a runner of its own; their artifacts go to the run.
+	run := artifactStore{}
+	e2e := newJob("e2e")
+	if !allowed(e2e) {
+		if sc.wantE2E {
+			t.Fatalf("the e2e job does not run (if %q)", e2e.job.If)
+		}
+	} else {
+		var cells struct{ Include []matrix.Cell }
+		if err := json.Unmarshal([]byte(mx.jobOutputs["cells"]), &cells); err != nil {
+			t.Fatalf("cells %q: %v", mx.jobOutputs["cells"], err)
+		}
+		if sc.wantCells > 0 && len(cells.Include) != sc.wantCells {
+			t.Fatalf("%d cells; want %d: %v", len(cells.Include), sc.wantCells, cells.Include)
+		}
+		allocators := allocatorsOf(t, mx.jobOutputs["releases"], mx.jobOutputs["features"])
+		for _, c := range cells.Include {
+			reportFile, argsFile := filepath.Join(t.TempDir(), "report.json"), filepath.Join(t.TempDir(), "make-args")
+			r := cellReport(c, allocators[c.Release+" "+c.Features], sc.partial, sc.change)
+			if err := r.WriteJSON(reportFile); err != nil {
+				t.Fatal(err)
+			}
+			cell := newJob("e2e", "SIGNOFF_TEST_REPORT="+reportFile, "SIGNOFF_TEST_MAKE_ARGS="+argsFile)
+			for k, v := range map[string]string{"name": c.Name, "release": c.Release, "features": c.Features, "group": c.Group, "labels": c.Labels} {
+				cell.contexts["matrix."+k] = v
+			}
+			cell.artifacts = run
+			cell.run()
+			if args, _ := os.ReadFile(argsFile); string(args) != c.Release+"\n"+c.Features+"\n"+c.Labels+"\n" {
+				t.Fatalf("cell %s: make e2e got %q", c.Name, args)
+			}
+		}
+	}
+
+	signoffJob := newJob("signoff", "SIGNOFF_TEST_PREVIOUS_RUN="+map[bool]string{true: "41"}[sc.previous != nil])
+	if !allowed(signoffJob) {
+		if sc.wantE2E {
+			t.Fatalf("the signoff job does not run (if %q)", signoffJob.job.If)
+		}
+		return
+	}
+	if !sc.wantE2E {
+		t.Fatalf("the signoff job runs without cells (if %q)", signoffJob.job.If)
+	}
+	signoffJob.artifacts = run
+	if sc.previous != nil {
+		signoffJob.previousRun, signoffJob.previous = "41", artifactStore{"signoff": previousSignOff(t, mx.jobOutputs, sc.previous)}
+	}
+	signoffJob.run()
+
+	const merge = "Merge the cells into one sign-off"
+	code, ok := signoffJob.exits[merge]
+	if !ok {
+		t.Fatalf("no step %q ran; steps %v", merge, signoffJob.ran)
+	}
+	if code != sc.wantExit || signoffJob.failed != (code != 0) {
+		t.Fatalf("the sign-off step exits %d (job failed: %v); want %d\nsummary:\n%s", code, signoffJob.failed, sc.wantExit, signoffJob.summary.String())
+	}
+	doc, err := signoff.ReadDocument(filepath.Join(signoffJob.workspace, "signoff", "signoff.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.ExitCode != code || doc.SignedOff != sc.wantSigned || (sc.wantColumns > 0 && len(doc.Columns) != sc.wantColumns) {
+		t.Fatalf("signoff.json: exit code %d, signed off %v, %d columns; want %d, %v, %d: %s", doc.ExitCode, doc.SignedOff, len(doc.Columns), code, sc.wantSigned, sc.wantColumns, doc.Verdict)
+	}
+	for _, c := range doc.Columns {
+		for _, why := range c.Unsigned {
+			if strings.Contains(why, "no report.json") {
+				t.Fatalf("column %s: %s (the cells' layout is not what the sign-off reads)", c.Key, why)
+			}
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(signoffJob.workspace, "signoff", "signoff.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := signoffJob.summary.String()
+	if first, _, _ := strings.Cut(string(page), "\n"); !strings.HasPrefix(summary, first+"\n") {
+		t.Errorf("the job summary does not start with signoff.md's verdict %q:\n%s", first, summary)
+	}
+	for _, want := range sc.wantSummary {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the job summary lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
+// standInTools writes the stand-ins to a folder for the runner's PATH.
+func standInTools(t *testing.T) string {
+	dir := t.TempDir()
+	for name, script := range standIns {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// checkout is a workspace that reads as this repository's checkout: a link
+// to each of its top-level files and folders, so that a step's go command
+// builds this repository's packages and its relative paths stay in the
+// workspace. Left out: git's folder (a pull request's checkout is a
+// repository of its own) and what the pull request scenarios change
+// (documentation, the Makefile), which they write into the workspace.
+func checkout(t *testing.T, repo string) string {
+	dir := t.TempDir()
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if n == ".git" || n == "docs" || n == "Makefile" || strings.HasSuffix(n, ".md") || strings.HasPrefix(n, "_") {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(repo, n), filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// pullRequestCheckout makes the workspace a checkout of a pull request's
+// merge commit whose first parent is the base, the merge changing files.
+// A file under a link to the repository would be written into the
+// repository itself: refused.
+func pullRequestCheckout(t *testing.T, dir string, changed []string) {
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(dir, "base"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	for _, f := range changed {
+		top, _, _ := strings.Cut(f, "/")
+		if fi, err := os.Lstat(filepath.Join(dir, top)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			t.Fatalf("%s is under %s, a link into the repository: change another file", f, top)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("changed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "merge")
+}
+
+// allocatorsOf are the matrix's columns' allocators, by column key.
+func allocatorsOf(t *testing.T, releases, features string) map[string]string {
+	cols, err := matrix.Columns(releases, features)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range cols {
+		out[c.Key()] = c.Allocator
+	}
+	return out
+}
+
+// previousSignOff is the signoff artifact of an earlier run of the same
+// cells whose reports had the changes given.
+func previousSignOff(t *testing.T, outputs map[string]string, change outcomes) string {
+	cols, err := matrix.Columns(outputs["releases"], outputs["features"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := matrix.Cells(cols, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range cells {
+		r := cellReport(c, allocatorsOf(t, c.Release, c.Features)[c.Release+" "+c.Features], false, change)
+		folder := filepath.Join(dir, "cells", strings.ReplaceAll(c.Name, " ", "-"), c.Release)
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteJSON(filepath.Join(folder, "report.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "signoff")
+	var discard strings.Builder
+	code := signoff.Collect(signoff.Sources{Cells: []string{filepath.Join(dir, "cells")}, Releases: outputs["releases"], Features: outputs["features"], Out: out}, &discard, &discard)
+	if code == signoff.ExitUsage {
+		t.Fatalf("the previous sign-off: %s", discard.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "signoff.json")); err != nil {
+		t.Fatal(fmt.Errorf("the previous sign-off: %w", err))
+	}
+	return out
+}
