@@ -53,7 +53,12 @@ type Defect struct {
 // experimental skipping it only for a device that allows multiple
 // allocations and already has capacity in use. (kube-scheduler does leave
 // admin-access results out of the devices in use, allocateddevices.go, so an
-// admin allocation does not take counters from later claims.)
+// admin allocation does not take counters from later claims.) v0.34.4 does
+// the same with the counters of the device's own slice (allocateDevice,
+// allocator_experimental.go:1231-1242, allocator_incubating.go:1084-1095),
+// and v1.34.4's allocateddevices.go:55 leaves admin results out as later
+// releases do; 1.34's stable supports no feature, so it never allocates a
+// partitionable device.
 const DefectAdminConsumesCounters DefectCase = "kubernetes/kubernetes#140729 counters"
 
 // DefectAdminConsumesCapacity: the same for a device that allows multiple
@@ -82,16 +87,53 @@ const DefectAdminConsumesCapacity DefectCase = "kubernetes/kubernetes#140729 cap
 // allocation: its results name the device for both requests.
 const DefectDeviceTwiceInClaim DefectCase = "kubernetes/kubernetes#131269"
 
+// DefectNoExecuteToleranceLost: 1.34's allocator never copies a request's
+// tolerations into its allocation result (the DeviceRequestAllocationResult
+// built in Allocate, allocator_experimental.go:365-373 and its incubating
+// and stable twins at v0.34.4, and still at v0.34.11), and kube-controller-
+// manager's device taint eviction reads tolerations only there
+// (pkg/controller/devicetainteviction/device_taint_eviction.go:619-670 at
+// v1.34.4: allocatedDevice.Tolerations). So a NoExecute taint evicts every
+// pod of a claim on the device, whether its request tolerates the taint or
+// not: the tolerating admin-access pod is marked for deletion beside the one
+// that does not tolerate it. Allocation itself honours the tolerations
+// (allTaintsTolerated), so the claim does get the device. Fixed for 1.35 by
+// kubernetes/kubernetes#134479 (results carry the request's tolerations,
+// allocator_experimental.go:373 at v0.35.4). 1.33's allocator has it too,
+// but no 1.33 run has device taints on. The spec reads the cause in the
+// claim: its results carry no tolerations though its request has some.
+const DefectNoExecuteToleranceLost DefectCase = "kubernetes/kubernetes#134434"
+
+// DefectImplicitExtendedResourceIgnored: 1.34 takes a class's implicit
+// extended resource, deviceclass.resource.kubernetes.io/<class>, for a
+// native resource, because it contains "kubernetes.io/"
+// (IsExtendedResourceName, pkg/apis/core/v1/helper/helpers.go:36-60 at
+// v1.34.4). kube-scheduler then makes no claim for it
+// (hasDeviceClassMappedExtendedResource, plugins/dynamicresources/
+// dynamicresources.go:432-446 and 489-492), its noderesources plugin leaves
+// the request to that plugin (fit.go:639-645, no class mapping) and the
+// kubelet admits the pod on the same rule (pkg/scheduler/eventhandlers.go:
+// 678, removeMissingExtendedResources in pkg/kubelet/lifecycle/
+// predicate.go:321-333): the pod runs with no claim and no device. A class's
+// explicit extendedResourceName works. Fixed for 1.35 by
+// kubernetes/kubernetes#133363 (IsDRAExtendedResourceName,
+// pkg/scheduler/util/utils.go:149 at v1.35.4); no issue names it. Not an
+// allocator's defect: the row lists the implementations a 1.34 run with
+// extended resources can have, so that KnownDefect finds it under either.
+const DefectImplicitExtendedResourceIgnored DefectCase = "kubernetes/kubernetes#133363"
+
 const (
 	issue140729 = "kubernetes/kubernetes#140729"
 	title140729 = "DRA: AdminAccess consumes counters"
 )
 
 var defects = []Defect{{
-	Case:       DefectAdminConsumesCounters,
-	Issue:      issue140729,
-	Title:      title140729,
-	Minors:     []string{"1.35", "1.36", "1.37"},
+	Case:  DefectAdminConsumesCounters,
+	Issue: issue140729,
+	Title: title140729,
+	// 1.34 and 1.35 only with FEATURES=alpha (partitionable devices are
+	// alpha there).
+	Minors:     []string{"1.34", "1.35", "1.36", "1.37"},
 	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
 	Allocators: []string{"stable", "incubating", "experimental"},
 	Outcome: "the admin-access claim for a partitionable device that no claim holds, whose counters ordinary claims of its partitions have used up, " +
@@ -122,6 +164,28 @@ var defects = []Defect{{
 	Outcome: "a claim whose two requests ask for the same device, one or both with admin access, is allocated " + CauseDeviceTwice +
 		" (its status.allocation.devices.results name the device for both requests), and two admin-access requests that could have two devices share one",
 	Cause: CauseDeviceTwice,
+}, {
+	Case:  DefectNoExecuteToleranceLost,
+	Issue: "kubernetes/kubernetes#134434",
+	Title: "DRA: Device Taints: tolerating NoExecute is broken",
+	// With FEATURES=alpha: device taints are alpha in 1.34.
+	Minors:     []string{"1.34"},
+	Allocators: []string{"incubating", "experimental"},
+	Outcome: "the pod whose admin-access claim tolerates the device's NoExecute taint is marked for deletion (kube-controller-manager: " +
+		DeviceTaintEvictionReason + " \"" + DeviceTaintEvictionMessage + "\") as the one that does not tolerate it is, " +
+		"since its claim's allocation has " + CauseTolerationsLost,
+	Cause: CauseTolerationsLost,
+}, {
+	Case:  DefectImplicitExtendedResourceIgnored,
+	Issue: "kubernetes/kubernetes#133363",
+	Title: "Allow implicit extended resource name to be used no matter explicit extendedResourceName field is set or not in device class",
+	Where: "the pull request that fixed it for 1.35; no issue names it (docs/upstream-defects.md)",
+	// With FEATURES=alpha: extended resources are alpha in 1.34.
+	Minors:     []string{"1.34"},
+	Allocators: []string{"incubating", "experimental"},
+	Outcome: "a pod asking for the class's implicit extended resource (deviceclass.resource.kubernetes.io/<class>) runs with " + CauseNoExtendedClaim +
+		" and no DRA_ variable; asked through the class's explicit extendedResourceName, it gets every device the admin-access claim has, without admin access",
+	Cause: CauseNoExtendedClaim,
 }}
 
 // The allocator's lines for a device passed over (structured/internal/*/
@@ -150,6 +214,14 @@ const (
 // CauseDeviceTwice is DefectDeviceTwiceInClaim's cause as the spec sees it
 // in the claim's allocation; 1.33's allocator logs nothing for it.
 const CauseDeviceTwice = "one device for two requests of the claim"
+
+// CauseTolerationsLost is DefectNoExecuteToleranceLost's cause as the spec
+// sees it in the claim: the allocator logs nothing of it.
+const CauseTolerationsLost = "no tolerations in status.allocation.devices.results though its request has some"
+
+// CauseNoExtendedClaim is DefectImplicitExtendedResourceIgnored's cause as
+// the spec sees it in the running pod: kube-scheduler made no claim.
+const CauseNoExtendedClaim = "no status.extendedResourceClaimStatus"
 
 // CannotAllocate is what kube-scheduler's FailedScheduling event says of a
 // node where the DynamicResources plugin found no allocation for the pod's

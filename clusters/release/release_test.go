@@ -253,9 +253,15 @@ func TestKnownDefectRows(t *testing.T) {
 			t.Errorf("%s: stable checks counters for admin requests too", m)
 		}
 	}
-	r134, _ := Get("1.34")
-	if _, ok := r134.KnownDefect(DefectAdminConsumesCounters, "experimental"); ok {
-		t.Error("1.34 is not a release the defect is declared for")
+	// 1.34's allocators check counters for admin requests too; its alpha
+	// set is where a run has partitionable devices.
+	r134, _ := Resolve("1.34", "alpha")
+	if _, ok := r134.KnownDefect(DefectAdminConsumesCounters, "experimental"); !ok {
+		t.Error("1.34: #140729 must be declared for experimental, the alpha set's allocator")
+	}
+	r133, _ := Get("1.33")
+	if _, ok := r133.KnownDefect(DefectAdminConsumesCounters, r133.Allocators[0].Name); ok {
+		t.Error("1.33 is not a release the defect is declared for")
 	}
 	r136, _ := Get("1.36")
 	d, _ := r136.KnownDefect(DefectAdminConsumesCounters, "incubating")
@@ -426,7 +432,8 @@ func TestConsumableCapacityRowsFollowTheFeatureSet(t *testing.T) {
 // A known-defect verdict is reported only for its own cause: every row
 // names the allocator's line for it, and the two cases of #140729 differ.
 func TestEveryDefectNamesItsCause(t *testing.T) {
-	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity, DefectDeviceTwiceInClaim: CauseDeviceTwice}
+	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity, DefectDeviceTwiceInClaim: CauseDeviceTwice,
+		DefectNoExecuteToleranceLost: CauseTolerationsLost, DefectImplicitExtendedResourceIgnored: CauseNoExtendedClaim}
 	for _, d := range defects {
 		if d.Cause == "" || d.Cause != causes[d.Case] {
 			t.Errorf("%s: cause %q, want %q", d.Case, d.Cause, causes[d.Case])
@@ -473,6 +480,33 @@ func TestCountersGoWithDevicesUpTo134(t *testing.T) {
 		}
 		if want := m == "1.33" || m == "1.34"; r.CountersWithDevices != want {
 			t.Errorf("%s: counters with devices %t, want %t", m, r.CountersWithDevices, want)
+		}
+	}
+}
+
+// 1.34's defects of device taints and extended resources are declared only
+// where a run meets them: the alpha set's allocator on 1.34, no later
+// release (both fixed for 1.35).
+func TestDefectsFixedFor135AreDeclaredFor134Only(t *testing.T) {
+	for _, c := range []DefectCase{DefectNoExecuteToleranceLost, DefectImplicitExtendedResourceIgnored} {
+		r, _ := Resolve("1.34", "alpha")
+		allocator, err := r.AllocatorFor(r.DefaultFeatures())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.KnownDefect(c, allocator); !ok {
+			t.Errorf("%s: not declared for 1.34's alpha allocator %s", c, allocator)
+		}
+		if _, ok := r.KnownDefect(c, "incubating"); !ok {
+			t.Errorf("%s: not declared for incubating, 1.34's other allocator with these features", c)
+		}
+		for _, m := range []string{"1.33", "1.35", "1.36", "1.37"} {
+			r, _ := Get(m)
+			for _, a := range r.Allocators {
+				if _, ok := r.KnownDefect(c, a.Name); ok {
+					t.Errorf("%s: declared for %s (%s)", c, m, a.Name)
+				}
+			}
 		}
 	}
 }
