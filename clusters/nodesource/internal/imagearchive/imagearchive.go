@@ -50,6 +50,11 @@ type Image struct {
 	Cmd        []string
 	Env        []string
 	WorkingDir string
+	// OS and Architecture are the config's platform, which must be the
+	// one its binaries were compiled for: a runtime takes the config's word
+	// and execs them. Empty is linux/amd64, the platform of the node images
+	// and of what they run (see image).
+	OS, Architecture string
 }
 
 var epoch = time.Unix(0, 0).UTC()
@@ -136,9 +141,10 @@ func writeFile(tw *tar.Writer, name string, mode int64, f File) error {
 
 // image is the v1.Image: the empty image with our config, plus the layer.
 // The layer is static (kept as it is), not a tarball layer, which would be
-// gzipped into the archive. The architecture is amd64 whatever the host's:
-// the nodes the suite builds and runs on are amd64 (the node build reads
-// x86_64 libraries, release bits are exported for linux/amd64).
+// gzipped into the archive. The platform is linux/amd64 unless the Image
+// names another: the node images' own images are amd64 (the node build
+// reads x86_64 libraries, release bits are exported for linux/amd64),
+// while Go binaries may be compiled for any platform and say so.
 func (img Image) image() (v1.Image, error) {
 	layer, err := img.Layer()
 	if err != nil {
@@ -148,8 +154,15 @@ func (img Image) image() (v1.Image, error) {
 	if len(env) == 0 {
 		env = defaultEnv
 	}
+	system, arch := img.OS, img.Architecture
+	if system == "" {
+		system = "linux"
+	}
+	if arch == "" {
+		arch = "amd64"
+	}
 	cfg := &v1.ConfigFile{
-		Architecture: "amd64", OS: "linux", Created: v1.Time{Time: epoch},
+		Architecture: arch, OS: system, Created: v1.Time{Time: epoch},
 		Config: v1.Config{Env: env, Entrypoint: img.Entrypoint, Cmd: img.Cmd, WorkingDir: img.WorkingDir},
 		RootFS: v1.RootFS{Type: "layers"},
 	}

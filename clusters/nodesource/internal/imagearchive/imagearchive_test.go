@@ -217,6 +217,32 @@ func TestSameInputsSameImageID(t *testing.T) {
 	}
 }
 
+// An image names the platform its binaries were compiled for: the config
+// carries it, and it is part of the image's identity (an arm64 build of the
+// same files is another image). Unnamed, it stays linux/amd64, which the
+// test above reads back.
+func TestArchiveNamesItsPlatform(t *testing.T) {
+	img := Image{Tags: []string{"x:1"}, Files: []File{{Path: "/a", Data: []byte("1")}}}
+	amd64, _ := img.ID()
+	img.OS, img.Architecture = "linux", "arm64"
+	arm64, _ := img.ID()
+	if arm64 == amd64 {
+		t.Errorf("linux/arm64 and linux/amd64 give one image ID %s", arm64)
+	}
+	ref, _ := name.NewTag("x:1")
+	got, err := tarball.ImageFromPath(write(t, img), &ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := got.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OS != "linux" || cfg.Architecture != "arm64" {
+		t.Errorf("config os %q architecture %q, want linux arm64", cfg.OS, cfg.Architecture)
+	}
+}
+
 func TestRelativePathIsRefused(t *testing.T) {
 	if _, err := (Image{Tags: []string{"x:1"}, Files: []File{{Path: "rel"}}}).Layer(); err == nil {
 		t.Fatal("want error for relative path")
