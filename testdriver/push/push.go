@@ -1,4 +1,5 @@
-// Package push puts the test driver's image into a registry and checks
+// Package push puts the test driver's image (or the suite's, or either
+// built for several platforms, as an index) into a registry and checks
 // that a reference resolves there, for clusters whose nodes pull images
 // instead of having an archive loaded into them (a vendor's cluster, CI
 // with a registry). It uses go-containerregistry; the archive is the one
@@ -21,11 +22,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/registryhost"
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
 // nameOptions mark a reference's registry insecure (plain HTTP allowed)
@@ -140,13 +145,9 @@ func checkComponent(p string) error {
 // Push writes the image tag from the docker-save archive to reference and
 // returns reference pinned by the digest the registry stored.
 func Push(ctx context.Context, archive, tag, reference string) (string, error) {
-	src, err := name.NewTag(tag)
+	img, err := fromArchive(archive, tag)
 	if err != nil {
-		return "", fmt.Errorf("image tag %q: %w", tag, err)
-	}
-	img, err := tarball.ImageFromPath(archive, &src)
-	if err != nil {
-		return "", fmt.Errorf("reading %s from %s: %w", tag, archive, err)
+		return "", err
 	}
 	dst, err := name.NewTag(reference, nameOptions(reference)...)
 	if err != nil {
@@ -162,6 +163,19 @@ func Push(ctx context.Context, archive, tag, reference string) (string, error) {
 	return reference + "@" + digest.String(), nil
 }
 
+// fromArchive is the image tag of a docker-save archive.
+func fromArchive(archive, tag string) (v1.Image, error) {
+	src, err := name.NewTag(tag)
+	if err != nil {
+		return nil, fmt.Errorf("image tag %q: %w", tag, err)
+	}
+	img, err := tarball.ImageFromPath(archive, &src)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", tag, archive, err)
+	}
+	return img, nil
+}
+
 // Resolve checks that reference names an image in its registry and returns
 // it pinned by digest (a tag is kept: host/path/name:tag@sha256:...). The
 // error names the reference and says, in one line, whether the registry did
@@ -174,22 +188,104 @@ func Resolve(ctx context.Context, reference string) (string, error) {
 	reg := ref.Context().RegistryStr()
 	desc, err := remote.Head(ref, remoteOptions(ctx)...)
 	if err != nil {
-		var te *transport.Error
-		var plain errPlainHTTP
-		switch {
-		case errors.As(err, &te) && te.Request != nil && te.Request.URL.Path == "/v2/":
-			return "", fmt.Errorf("%s: %s answers but is not a container registry (HTTP %d on /v2/)", reference, reg, te.StatusCode)
-		case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
-			return "", fmt.Errorf("%s: no such image in the registry %s", reference, reg)
-		case errors.As(err, &te):
-			return "", fmt.Errorf("%s: the registry %s refused it (HTTP %d %s)", reference, reg, te.StatusCode, http.StatusText(te.StatusCode))
-		case errors.As(err, &plain):
-			return "", fmt.Errorf("%s: the registry %s did not answer over HTTPS, and plain HTTP is only for a loopback or private address", reference, reg)
-		default:
-			return "", fmt.Errorf("%s: the registry %s did not answer: %s", reference, reg, oneLine(err))
-		}
+		return "", readError(reference, reg, err)
 	}
 	return pinned(reference, ref, desc), nil
+}
+
+// readError says in one line why reading reference from its registry reg
+// failed: it did not answer, is no registry, refused, or has no such image.
+func readError(reference, reg string, err error) error {
+	var te *transport.Error
+	var plain errPlainHTTP
+	switch {
+	case errors.As(err, &te) && te.Request != nil && te.Request.URL.Path == "/v2/":
+		return fmt.Errorf("%s: %s answers but is not a container registry (HTTP %d on /v2/)", reference, reg, te.StatusCode)
+	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%s: no such image in the registry %s", reference, reg)
+	case errors.As(err, &te):
+		return fmt.Errorf("%s: the registry %s refused it (HTTP %d %s)", reference, reg, te.StatusCode, http.StatusText(te.StatusCode))
+	case errors.As(err, &plain):
+		return fmt.Errorf("%s: the registry %s did not answer over HTTPS, and plain HTTP is only for a loopback or private address", reference, reg)
+	default:
+		return fmt.Errorf("%s: the registry %s did not answer: %s", reference, reg, oneLine(err))
+	}
+}
+
+// PushPlatforms writes the images of one or several platforms (each an
+// archive testdriver/image built) to reference and returns it pinned by
+// digest: one image as Push does, several as an index that lists each
+// under its platform, from which each node's runtime pulls its own.
+func PushPlatforms(ctx context.Context, images []image.Built, reference string) (string, error) {
+	switch len(images) {
+	case 0:
+		return "", errors.New("no image to push")
+	case 1:
+		return Push(ctx, images[0].Archive, images[0].Tag, reference)
+	}
+	// The archives' images are Docker manifests: their index is a Docker
+	// manifest list, which every runtime that pulls them reads.
+	idx := mutate.IndexMediaType(empty.Index, types.DockerManifestList)
+	for _, b := range images {
+		img, err := fromArchive(b.Archive, b.Tag)
+		if err != nil {
+			return "", err
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: b.Platform.OS, Architecture: b.Platform.Arch}}})
+	}
+	dst, err := name.NewTag(reference, nameOptions(reference)...)
+	if err != nil {
+		return "", fmt.Errorf("reference %q: %w", reference, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return "", err
+	}
+	if err := remote.WriteIndex(dst, idx, remoteOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("pushing %s: %s", reference, oneLine(err))
+	}
+	return reference + "@" + digest.String(), nil
+}
+
+// Platforms are the platforms (linux/arm64) an image in a registry serves:
+// each of an index's entries, or a single image's config. What was pushed
+// before (SUITE_IMAGE, TESTDRIVER_IMAGE) is compared with the nodes so.
+func Platforms(ctx context.Context, reference string) ([]string, error) {
+	ref, err := name.ParseReference(reference, nameOptions(reference)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an image reference: %s", reference, oneLine(err))
+	}
+	desc, err := remote.Get(ref, remoteOptions(ctx)...)
+	if err != nil {
+		return nil, readError(reference, ref.Context().RegistryStr(), err)
+	}
+	if desc.MediaType.IsIndex() {
+		idx, err := desc.ImageIndex()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", reference, oneLine(err))
+		}
+		m, err := idx.IndexManifest()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", reference, oneLine(err))
+		}
+		var out []string
+		for _, d := range m.Manifests {
+			if d.Platform != nil {
+				out = append(out, d.Platform.OS+"/"+d.Platform.Architecture)
+			}
+		}
+		return out, nil
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", reference, oneLine(err))
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading its config: %s", reference, oneLine(err))
+	}
+	return []string{cfg.OS + "/" + cfg.Architecture}, nil
 }
 
 // pinned is reference with the digest the registry gave; a reference that

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
+	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
 // startRegistry serves go-containerregistry's in-process registry on
@@ -33,8 +34,15 @@ func startRegistry(t *testing.T) string {
 // does, with the project's own archive writer (nodesource.ArchiveImage).
 func writeArchive(t *testing.T, tag string) string {
 	t.Helper()
+	return writePlatformArchive(t, tag, image.Platform{})
+}
+
+// writePlatformArchive is writeArchive with the config naming p (the
+// writer's linux/amd64 where p is zero).
+func writePlatformArchive(t *testing.T, tag string, p image.Platform) string {
+	t.Helper()
 	archive := filepath.Join(t.TempDir(), "testdriver-image.tar")
-	img := nodesource.ArchiveImage{Tags: []string{tag}, Entrypoint: []string{"/testdriver"},
+	img := nodesource.ArchiveImage{Tags: []string{tag}, Entrypoint: []string{"/testdriver"}, OS: p.OS, Architecture: p.Arch,
 		Files: []nodesource.ArchiveFile{
 			{Path: "/testdriver", Mode: 0o755, Data: []byte("#!/bin/true\n")},
 			{Path: "/workload", Mode: 0o755, Data: []byte("#!/bin/true\n")},
@@ -122,6 +130,61 @@ func TestPushWritesTheArchivesImageAndPinsItsDigest(t *testing.T) {
 	again, err := Push(context.Background(), archive, tag, ref)
 	if err != nil || again != pinned {
 		t.Errorf("second push: %q %v, want %q", again, err, pinned)
+	}
+}
+
+// Images of several platforms go up as one index, each entry under its
+// platform and pulling its own image; one platform's image goes up as an
+// image. Platforms reads back what each serves.
+func TestPushPlatformsWritesAnIndexOfSeveral(t *testing.T) {
+	host := startRegistry(t)
+	amd := image.Platform{OS: "linux", Arch: "amd64"}
+	arm := image.Platform{OS: "linux", Arch: "arm64"}
+	built := []image.Built{
+		{Tag: "kind-e2e/testdriver:a1", Archive: writePlatformArchive(t, "kind-e2e/testdriver:a1", amd), Platform: amd},
+		{Tag: "kind-e2e/testdriver:b2", Archive: writePlatformArchive(t, "kind-e2e/testdriver:b2", arm), Platform: arm},
+	}
+	ref := host + "/dra/testdriver:both"
+	pinned, err := PushPlatforms(context.Background(), built, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := name.ParseReference(pinned, name.Insecure)
+	idx, err := remote.Index(parsed)
+	if err != nil {
+		t.Fatalf("%s is no index: %v", pinned, err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Manifests) != 2 {
+		t.Fatalf("the index lists %d images, want 2", len(m.Manifests))
+	}
+	for i, d := range m.Manifests {
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := img.ConfigFile()
+		if d.Platform == nil || d.Platform.OS+"/"+d.Platform.Architecture != built[i].Platform.String() ||
+			cfg.OS+"/"+cfg.Architecture != built[i].Platform.String() {
+			t.Errorf("entry %d: platform %v, its config %s/%s, want %s", i, d.Platform, cfg.OS, cfg.Architecture, built[i].Platform)
+		}
+	}
+	if got, err := Platforms(context.Background(), pinned); err != nil || !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
+		t.Errorf("Platforms(index) = %v, %v", got, err)
+	}
+
+	one, err := PushPlatforms(context.Background(), built[1:], host+"/dra/testdriver:b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Platforms(context.Background(), one); err != nil || !slices.Equal(got, []string{"linux/arm64"}) {
+		t.Errorf("Platforms(image) = %v, %v", got, err)
+	}
+	if _, err := Platforms(context.Background(), host+"/dra/testdriver:none"); err == nil || !strings.Contains(err.Error(), "no such image") {
+		t.Errorf("Platforms of a missing image: %v", err)
 	}
 }
 
