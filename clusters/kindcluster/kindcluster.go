@@ -217,13 +217,17 @@ func providerOf(name string) (*cluster.Provider, error) {
 }
 
 // ClientConfig is the client configuration of kubeconfig that the suite's
-// clients use: they may send 50 requests a second (burst 100). client-go's
+// clients use, for its context kubeContext ("" for its current context: a
+// kubeconfig the suite wrote has one only): they may send 50 requests a
+// second (burst 100). client-go's
 // default of 5 (burst 10) held them back: the authorization sweep's 216
 // denied creates took 27 s, and a restart is watched with two requests
 // every pollInterval (8 a second). The suite is its cluster's only heavy
 // client; the e2e framework's own clients allow 20 (burst 50).
-func ClientConfig(kubeconfig string) (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func ClientConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +236,7 @@ func ClientConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 func (c *Cluster) connect() error {
-	cfg, err := ClientConfig(c.KubeconfigPath)
+	cfg, err := ClientConfig(c.KubeconfigPath, "")
 	if err != nil {
 		return err
 	}

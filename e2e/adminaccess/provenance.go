@@ -12,17 +12,18 @@ import (
 // What the report says of the cluster a run used. On a cluster the suite
 // created, the kind cluster's name and the gates read from the nodes'
 // manifests. On one given with --kubeconfig, what the kubeconfig and the API
-// say: the cluster its current context points at (CLUSTER_NAME is only the
-// name a kind cluster of this machine would have), and the DRA gates
-// kube-apiserver reports in its metrics; the other components' flags are
-// out of reach there, and the report says so instead of the profile's.
+// say: the cluster its context (--kubecontext, or its current one) points
+// at (CLUSTER_NAME is only the name a kind cluster of this machine would
+// have), and the DRA gates kube-apiserver reports in its metrics; the
+// other components' flags are out of reach there, and the report says so
+// instead of the profile's.
 
 // clusterProvenance names the cluster for the report.
 func clusterProvenance() string {
 	if cfg.Kubeconfig == "" {
 		return cfg.ClusterName
 	}
-	name, server, err := testenv.KubeconfigCluster(cfg.Kubeconfig)
+	name, server, err := testenv.KubeconfigCluster(cfg.Kubeconfig, cfg.KubeContext)
 	if err != nil {
 		return fmt.Sprintf("unknown (%v)", err)
 	}

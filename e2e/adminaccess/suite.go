@@ -114,7 +114,7 @@ func suiteFields() map[string]*string {
 		"release": &cfg.Release, "profile": &cfg.Profile, "features": &cfg.Features, "cluster-name": &cfg.ClusterName,
 		"node-image": &cfg.NodeImage, "testdriver-image": &cfg.TestdriverImage, "artifacts": &cfg.Artifacts,
 		"driver": &cfg.Driver, "device-class": &cfg.DeviceClass, "admin-check": &cfg.AdminCheck,
-		"driver-namespace": &cfg.DriverNamespace, "workload-image": &cfg.WorkloadImage,
+		"driver-namespace": &cfg.DriverNamespace, "workload-image": &cfg.WorkloadImage, "kubecontext": &cfg.KubeContext,
 	}
 }
 
@@ -129,6 +129,8 @@ func Main(m *testing.M) {
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "kubeconfig" })
 	if explicit {
 		cfg.Kubeconfig = framework.TestContext.KubeConfig
+		// The framework's own clients use the run's context too.
+		framework.TestContext.KubeContext = cfg.KubeContext
 	} else {
 		framework.TestContext.KubeConfig = ""
 	}
@@ -199,7 +201,7 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	startAllocatorSchedulers(ctx)
 	// The framework fell back to a default host while no kubeconfig was known
 	// at flag time; the cluster's kubeconfig is the only source from here on.
-	framework.TestContext.KubeConfig = sh.KubeconfigPath
+	framework.TestContext.KubeConfig, framework.TestContext.KubeContext = sh.KubeconfigPath, sh.KubeContext
 	framework.TestContext.Host = ""
 })
 

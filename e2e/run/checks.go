@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-shellwords"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
@@ -41,7 +42,7 @@ func Preflight(ctx context.Context, c Config) []string {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		driver, class, ns := c.Get("DRIVER"), c.Get("DEVICE_CLASS"), c.Get("DRIVER_NAMESPACE")
-		if err := testenv.Preflight(ctx, kc, c.Releases()...); err != nil {
+		if err := testenv.Preflight(ctx, kc, c.Get("KUBECONTEXT"), c.Releases()...); err != nil {
 			out = append(out, err.Error())
 		} else if checkDriver(c) != nil || checkDriverNamespace(c) != nil {
 			// Already said; the cluster is not asked about names that are wrong anyway.
@@ -49,7 +50,7 @@ func Preflight(ctx context.Context, c Config) []string {
 			// DEVICE_CLASS=a,b: each class is a column of its own, and each
 			// must hold on its own.
 			for _, class := range SplitClasses(class) {
-				if err := testenv.PreflightVendorDriver(ctx, kc, driver, class, ns); err != nil {
+				if err := testenv.PreflightVendorDriver(ctx, kc, c.Get("KUBECONTEXT"), driver, class, ns); err != nil {
 					out = append(out, err.Error())
 				}
 			}
@@ -168,6 +169,27 @@ func checkDriverNamespace(c Config) error {
 }
 
 func checkLabels(c Config) error { return labels.Check(c.Get("LABELS")) }
+
+// checkKubeContext: a context is one of KUBECONFIG's; alone, or one the
+// kubeconfig lacks, it names no cluster, and client-go would refuse it only
+// once a client is made. A kubeconfig that cannot be read is the
+// cluster's check's to say (Preflight), once.
+func checkKubeContext(c Config) error {
+	name := c.Get("KUBECONTEXT")
+	switch {
+	case name == "":
+		return nil
+	case !c.Existing():
+		return fmt.Errorf("KUBECONTEXT=%s names a context of a kubeconfig: give KUBECONFIG=path on the make command line too", name)
+	}
+	if _, err := clientcmd.LoadFromFile(c.Kubeconfig()); err != nil {
+		return nil
+	}
+	if _, _, err := testenv.KubeconfigCluster(c.Kubeconfig(), name); err != nil {
+		return fmt.Errorf("KUBECONTEXT=%s: %v", name, err)
+	}
+	return nil
+}
 
 func checkRegexp(name string) func(Config) error {
 	return func(c Config) error {

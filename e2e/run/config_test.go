@@ -1,6 +1,8 @@
 package run
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -132,8 +134,36 @@ func TestProblemsRefuseEachBadVariableInOneLine(t *testing.T) {
 			t.Errorf("%s: %q, want one line containing %q", name, p, c.want)
 		}
 	}
+	// A context without the kubeconfig it belongs to names no cluster.
+	if p := Resolve(env("KUBECONTEXT", "staging"), nil, "/r").problems(); len(p) != 1 || !strings.Contains(p[0], "KUBECONTEXT=staging names a context of a kubeconfig: give KUBECONFIG") {
+		t.Errorf("KUBECONTEXT alone: %q", p)
+	}
 	// A feature set two releases lack is a line for each.
 	if p := Resolve(env("K8S_VERSIONS", "1.33 1.35", "FEATURES", "stable"), nil, "/r").problems(); len(p) != 2 {
 		t.Errorf("stable on 1.33 and 1.35: %q", p)
+	}
+}
+
+// KUBECONTEXT names one of the kubeconfig's contexts; one it lacks is
+// refused with those it has, before any client is made.
+func TestKubeContextIsOneOfTheKubeconfigs(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: prod, context: {cluster: c, user: u}}, {name: staging, context: {cluster: c, user: u}}]
+current-context: prod
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for context, want := range map[string]string{"staging": "", "": "", "stagin": `KUBECONTEXT=stagin: kubeconfig ` + kubeconfig + ` has no context "stagin" (it has prod, staging)`} {
+		p := Resolve(env("KUBECONFIG", kubeconfig, "KUBECONTEXT", context), []string{"KUBECONFIG"}, "/r").problems()
+		switch {
+		case want == "" && len(p) > 0:
+			t.Errorf("KUBECONTEXT=%q refused: %q", context, p)
+		case want != "" && (len(p) != 1 || p[0] != want):
+			t.Errorf("KUBECONTEXT=%q: %q, want %q", context, p, want)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-bits=/r/_output/upgrade-bits-1.36.json",
 				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image=", "--keep-cluster"}},
 		{"existing cluster, own driver, pushed image", []string{"KUBECONFIG", "kc", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "gpu", "ADMIN_CHECK", `nvidia-smi -i "$DRA_DEVICE_ATTR_UUID"`,
-			"WORKLOAD_IMAGE", "ubuntu", "TESTDRIVER_IMAGE", "localhost:5001/dra/testdriver@sha256:2", "SKIP", "taints"}, []string{"KUBECONFIG"},
+			"WORKLOAD_IMAGE", "ubuntu", "TESTDRIVER_IMAGE", "localhost:5001/dra/testdriver@sha256:2", "SKIP", "taints", "KUBECONTEXT", "staging"}, []string{"KUBECONFIG"},
 			built{nodeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv"},
 			[]string{"--skip=taints"},
 			[]string{"--node-image=none", "--upgrade-bits=", "--testdriver-archive=", "--testdriver-tag=localhost:5001/dra/testdriver@sha256:2",
@@ -75,7 +75,9 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 				"--artifacts=/r/_artifacts/1.36", "--timeline-file=/r/_output/timeline-1.36.tsv", "--driver=" + v("DRIVER"), "--device-class=" + v("DEVICE_CLASS"),
 				"--driver-namespace=", "--source-root=/r", "--output-dir=/r/_output",
 				// Through the environment before, as flags now.
-				"--admin-check=" + v("ADMIN_CHECK"), "--workload-image=" + v("WORKLOAD_IMAGE")}, c.makeSuite...)
+				"--admin-check=" + v("ADMIN_CHECK"), "--workload-image=" + v("WORKLOAD_IMAGE"),
+				// New since: the context of an existing cluster's kubeconfig.
+				"--kubecontext=" + v("KUBECONTEXT")}, c.makeSuite...)
 			slices.Sort(wantGinkgo)
 			slices.Sort(wantSuite)
 			if !slices.Equal(ginkgo, wantGinkgo) {

@@ -116,6 +116,9 @@ var Variables = []Variable{
 		Meaning: "source of the next release's node image, whose bits the upgrade spec installs (`auto`, `pull`, `build` or an image reference)"},
 	{Name: "KUBECONFIG", Shown: none,
 		Meaning: "**on the make command line only**: run against that existing cluster, create none"},
+	{Name: "KUBECONTEXT", Shown: "its current context", Check: checkKubeContext,
+		Suite: "kubecontext", Usage: "the context of --kubeconfig the run uses (default: its current context)",
+		Meaning: "with `KUBECONFIG`: the kubeconfig's context to use instead of its current one, by every client of the run (`make e2e` and `make preflight`: the checks and the suite; `make incluster-e2e`: the checks, the Job, its follow-up and its clean-up); a context the kubeconfig lacks, or one given without `KUBECONFIG`, is refused before anything is built"},
 	// Four on a 2-core machine: the parallel specs mostly wait on the
 	// cluster (the CPU half idle through a run). A third process took the
 	// parallel part of a 1.35 run from 123 s to 88 s; a fourth, once the

@@ -67,14 +67,15 @@ func newClients(config *rest.Config, typed kubernetes.Interface) (*clients, erro
 	return &clients{config: config, typed: typed, dynamic: dyn, dra: draclient.New(typed)}, nil
 }
 
-// dial makes the process's client set from a kubeconfig, where it has none.
-func (p *Plan) dial(kubeconfig string) error {
+// dial makes the process's client set from a kubeconfig's context (""
+// its current one), where it has none.
+func (p *Plan) dial(kubeconfig, kubeContext string) error {
 	if p.clients.typed != nil {
 		return nil
 	}
-	config, err := kindcluster.ClientConfig(kubeconfig)
+	config, err := kindcluster.ClientConfig(kubeconfig, kubeContext)
 	if err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return fmt.Errorf("kubeconfig %s: %w", KubeconfigName(kubeconfig, kubeContext), err)
 	}
 	cs, err := newClients(config, nil)
 	if err != nil {
@@ -133,19 +134,23 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Config: cfg, Rel: rel, Prof: prof, clients: &clients{}}
+	if cfg.KubeContext != "" && cfg.Kubeconfig == "" {
+		return nil, fmt.Errorf("--kubecontext=%s names a context of a kubeconfig: give --kubeconfig too", cfg.KubeContext)
+	}
 	if cfg.Kubeconfig == "" {
 		if err := prof.CheckRunnable(rel); err != nil {
 			return nil, err
 		}
 		return p, nil
 	}
-	if err := p.dial(cfg.Kubeconfig); err != nil {
+	if err := p.dial(cfg.Kubeconfig, cfg.KubeContext); err != nil {
 		return nil, err
 	}
-	if err := answers(ctx, p.clients.typed, cfg.Kubeconfig); err != nil {
+	kubeconfig := KubeconfigName(cfg.Kubeconfig, cfg.KubeContext)
+	if err := answers(ctx, p.clients.typed, kubeconfig); err != nil {
 		return nil, err
 	}
-	if err := servesRelease(p.clients.typed, cfg.Kubeconfig, cfg.Release); err != nil {
+	if err := servesRelease(p.clients.typed, kubeconfig, cfg.Release); err != nil {
 		return nil, err
 	}
 	if cfg.Driver != "" {

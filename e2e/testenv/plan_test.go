@@ -29,7 +29,7 @@ current-context: c
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.dial(kubeconfig); err != nil { // makes clients, dials nothing
+	if err := p.dial(kubeconfig, ""); err != nil { // makes clients, dials nothing
 		t.Fatal(err)
 	}
 	if before.clients != p.clients || before.clients.typed == nil {
@@ -39,7 +39,7 @@ current-context: c
 		t.Error("dialling changed the plan")
 	}
 	typed := p.clients.typed
-	if err := p.dial(kubeconfig); err != nil || p.clients.typed != typed {
+	if err := p.dial(kubeconfig, ""); err != nil || p.clients.typed != typed {
 		t.Errorf("a second dial made another client set (%v)", err)
 	}
 	if err := p.adopt(&kindcluster.Cluster{Name: "dra-e2e", Config: p.clients.config, Client: typed}); err == nil {

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
@@ -16,18 +16,19 @@ import (
 // spec: it answers, serves DRA, and runs the release the run was given.
 
 // Preflight checks an existing cluster before anything is built (make
-// preflight): the kubeconfig answers, the cluster serves resource.k8s.io
-// and runs each of releases. The suite's own processes check the same in
-// Resolve, on their client set.
-func Preflight(ctx context.Context, kubeconfig string, releases ...string) error {
-	client, err := clientOf(kubeconfig)
+// preflight): the kubeconfig's context kubeContext ("" its current one)
+// answers, the cluster serves resource.k8s.io and runs each of releases.
+// The suite's own processes check the same in Resolve, on their client set.
+func Preflight(ctx context.Context, kubeconfig, kubeContext string, releases ...string) error {
+	client, err := clientOf(kubeconfig, kubeContext)
 	if err != nil {
 		return err
 	}
-	if err := answers(ctx, client, kubeconfig); err != nil {
+	name := KubeconfigName(kubeconfig, kubeContext)
+	if err := answers(ctx, client, name); err != nil {
 		return err
 	}
-	return servesRelease(client, kubeconfig, releases...)
+	return servesRelease(client, name, releases...)
 }
 
 // servesRelease checks that the cluster serves resource.k8s.io and runs
@@ -98,11 +99,11 @@ func CheckVendorArgs(kubeconfig, driver, class, adminCheck, workloadImage string
 	return nil
 }
 
-// clientOf is a client of the cluster a kubeconfig names.
-func clientOf(kubeconfig string) (*kubernetes.Clientset, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+// clientOf is a client of the cluster a kubeconfig's context names.
+func clientOf(kubeconfig, kubeContext string) (*kubernetes.Clientset, error) {
+	cfg, err := kindcluster.ClientConfig(kubeconfig, kubeContext)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("kubeconfig %s: %w", KubeconfigName(kubeconfig, kubeContext), err)
 	}
 	return kubernetes.NewForConfig(cfg)
 }

@@ -37,6 +37,8 @@ type Config struct {
 	// Kubeconfig, when set, names an existing cluster: none is created.
 	Kubeconfig string
 	NodeImage  string // node image source or reference (see nodesource.New)
+	// KubeContext is Kubeconfig's context the run uses ("" its current one).
+	KubeContext string
 	// TestdriverArchive is a prebuilt image archive (make testdriver-image);
 	// empty builds it from RepoRoot.
 	TestdriverArchive string
@@ -73,6 +75,10 @@ type Shared struct {
 	Owned          bool // the suite created the cluster and may switch its gates
 	Kind           bool // a kind cluster whose nodes the suite can reach
 	Driver         deploy.Options
+	// KubeContext is the context of KubeconfigPath every process's clients
+	// use: the one given with an existing cluster's, "" (the current one)
+	// for a kubeconfig the suite wrote.
+	KubeContext string
 	// Vendor is set when the run claims the devices of the user's own
 	// driver; Driver then names that driver and class, and installs nothing.
 	Vendor *VendorDriver
@@ -131,7 +137,7 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage, UpgradeBits: cfg.UpgradeBits}
 	var c *kindcluster.Cluster
 	if cfg.Kubeconfig != "" {
-		sh.KubeconfigPath = cfg.Kubeconfig
+		sh.KubeconfigPath, sh.KubeContext = cfg.Kubeconfig, cfg.KubeContext
 		// A kind cluster of this machine with that name: its nodes can take images.
 		if att, err := p.kind(cfg.ClusterName, rel, cfg.Kubeconfig); err == nil {
 			c, sh.Kind = att, true
@@ -219,7 +225,7 @@ func (p *Plan) Connect(sh Shared) (*Env, error) {
 			return nil, err
 		}
 	}
-	if err := p.dial(sh.KubeconfigPath); err != nil {
+	if err := p.dial(sh.KubeconfigPath, sh.KubeContext); err != nil {
 		return nil, err
 	}
 	cs := p.clients

@@ -1,9 +1,14 @@
 package testenv
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
@@ -146,7 +151,9 @@ func TestReleaseMatchesRefusesWhatTheServerContradicts(t *testing.T) {
 	}
 }
 
-// The provenance names the cluster of the kubeconfig's current context.
+// The provenance names the cluster of the kubeconfig's current context, or
+// of the context KUBECONTEXT names; a context the kubeconfig lacks is
+// refused with the ones it has.
 func TestKubeconfigCluster(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	data := `apiVersion: v1
@@ -169,8 +176,52 @@ users:
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	name, server, err := KubeconfigCluster(path)
+	name, server, err := KubeconfigCluster(path, "")
 	if err != nil || name != "dxd" || server != "https://dxd.example:6443" {
 		t.Errorf("KubeconfigCluster = %q, %q, %v", name, server, err)
+	}
+	name, server, err = KubeconfigCluster(path, "a")
+	if err != nil || name != "other" || server != "https://other:6443" {
+		t.Errorf("KubeconfigCluster(context a) = %q, %q, %v", name, server, err)
+	}
+	if _, _, err := KubeconfigCluster(path, "c"); err == nil || !strings.Contains(err.Error(), `has no context "c" (it has a, b)`) {
+		t.Errorf("KubeconfigCluster(context c) = %v", err)
+	}
+}
+
+// Preflight asks the cluster of the context it is given, not the current
+// one: with two contexts on two servers, only the named one is reached.
+func TestPreflightDialsTheGivenContext(t *testing.T) {
+	var hits [2]atomic.Int32
+	var servers [2]*httptest.Server
+	for i := range servers {
+		servers[i] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			http.Error(w, "no", http.StatusServiceUnavailable)
+		}))
+		defer servers[i].Close()
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	data := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- {name: current, cluster: {server: %q}}
+- {name: named, cluster: {server: %q}}
+contexts:
+- {name: current, context: {cluster: current, user: u}}
+- {name: named, context: {cluster: named, user: u}}
+current-context: current
+users:
+- {name: u, user: {token: x}}
+`, servers[0].URL, servers[1].URL)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Preflight(context.Background(), path, "named", "1.35")
+	if err == nil || !strings.Contains(err.Error(), "kubeconfig "+path+" (context named) does not answer") {
+		t.Errorf("Preflight = %v", err)
+	}
+	if hits[0].Load() != 0 || hits[1].Load() == 0 {
+		t.Errorf("requests: current context's server %d, named context's %d", hits[0].Load(), hits[1].Load())
 	}
 }

@@ -12,11 +12,11 @@ import (
 // counters; DRIVER_NAMESPACE, where given, holds pods; and some node has
 // every device of the class free. The suite checks the first two again in
 // Resolve and the last in Setup, where no spec of its own can hold a device yet.
-func PreflightVendorDriver(ctx context.Context, kubeconfig, driver, class, namespace string) error {
+func PreflightVendorDriver(ctx context.Context, kubeconfig, kubeContext, driver, class, namespace string) error {
 	if driver == "" {
 		return nil
 	}
-	client, err := clientOf(kubeconfig)
+	client, err := clientOf(kubeconfig, kubeContext)
 	if err != nil {
 		return err
 	}

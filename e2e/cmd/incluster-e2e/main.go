@@ -195,7 +195,7 @@ func run(args []string, getenv func(string) string, stdout io.Writer) (int, erro
 
 // connect reads the kubeconfig and checks that its cluster answers.
 func connect(kubeconfig string) (*rest.Config, kubernetes.Interface, string, error) {
-	name, server, err := testenv.KubeconfigCluster(kubeconfig)
+	name, server, err := testenv.KubeconfigCluster(kubeconfig, "")
 	if err != nil {
 		return nil, nil, "", err
 	}
