@@ -69,7 +69,7 @@ if [ -n "$theirs" ]; then
 else
 	echo "incluster-e2e: no pod of the run was placed on the control-plane node"
 fi
-for f in "$release/junit.xml" "$release/report.json" "$release/report.md" signoff.md done; do
+for f in "$release/junit.xml" "$release/report.json" "$release/report.md" signoff.md "done"; do
 	[ -f "$artifacts/incluster/results/$f" ] || { echo "incluster-e2e: no $f in the results" >&2; failed=1; }
 done
 [ "$rc" = 0 ] && [ "$failed" = 0 ] && echo "incluster-e2e: passed" && exit 0

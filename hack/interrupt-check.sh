@@ -18,7 +18,7 @@
 # (NODE_IMAGE=present); one cluster at a time, as every run here.
 set -uo pipefail
 stage=${1:?usage: hack/interrupt-check.sh build|assemble|create|specs|upgrade|existing}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 name=ic-$stage
 log=${LOG_DIR:-_output/interrupt}/$stage.log
 mkdir -p "$(dirname "$log")"

@@ -174,7 +174,7 @@ YAML
 
 rc=0
 vendor_e2e DEVICE_CLASS="$class,$class2" || rc=$?
-echo "vendor-e2e: the sign-off has columns for $(grep -o "class $class[a-z-]*" "$artifacts/signoff.md" | sort -u | tr '\n' ' ')"
+echo "vendor-e2e: the sign-off has columns for $(grep -o "class ${class}[a-z-]*" "$artifacts/signoff.md" | sort -u | tr '\n' ' ')"
 for c in "$class" "$class2"; do
 	if ! grep -qE "class ${c}([^a-z0-9-]|$)" "$artifacts/signoff.md"; then
 		echo "vendor-e2e: the sign-off has no column for DEVICE_CLASS=$c" >&2
