@@ -40,8 +40,7 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 	}
 	its := func(pooled bool) {
 		for i, p := range corePromises {
-			ginkgo.It(p.text, p.labels, func(ctx context.Context) {
-				kep(p.kep)
+			it(p.text, p.labels, kep(p.kep), func(ctx context.Context) {
 				if pooled {
 					inSlot(i + 1)
 				}

@@ -62,8 +62,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 			f := newFramework("alloc-" + s.allocator)
 			for i, p := range corePromises {
 				slot := allocatorSlot(n, i)
-				ginkgo.It(p.text, func(ctx context.Context) {
-					kep("the core allocation promises hold under every allocator implementation the release can use")
+				it(p.text, kep("the core allocation promises hold under every allocator implementation the release can use"), func(ctx context.Context) {
 					requireNodeAccess(ctx)
 					underScheduler(ctx, s)
 					inSlot(slot)
@@ -115,8 +114,7 @@ func allocatorsMoved(rel release.Release) {
 // noOtherAllocator is the group's one spec where the release has a single
 // implementation: the release table must declare that.
 func noOtherAllocator() {
-	ginkgo.It("has no other allocator implementation to check", func(ctx context.Context) {
-		kep("the core allocation promises hold under every allocator implementation the release can use")
+	it("has no other allocator implementation to check", kep("the core allocation promises hold under every allocator implementation the release can use"), func(ctx context.Context) {
 		require(ctx, release.NeedOtherAllocators, nil)
 		framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", env.Rel.Minor)
 	})
@@ -130,10 +128,9 @@ func noOtherAllocator() {
 // resources), checked the same way.
 func allocatorPromises(f *framework.Framework, allocator string, set release.FeatureSet) {
 	for _, p := range corePromises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			// One sign-off row for the group: each promise has its own
-			// row from the allocation group.
-			kep("the core allocation promises hold under every allocator implementation the release can use")
+		// One sign-off row for the group: each promise has its own row
+		// from the allocation group.
+		it(p.text, kep("the core allocation promises hold under every allocator implementation the release can use"), func(ctx context.Context) {
 			// Moving kube-scheduler's other DRA gates and reading its log
 			// need its node, not a switchable DRAAdminAccess: 1.36 and
 			// 1.37 lock only that one.

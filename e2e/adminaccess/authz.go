@@ -40,8 +40,7 @@ func createAdminObjects(ctx context.Context, b *builder.Builder) (claimErr, temp
 var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), ginkgo.SpecPriority(1), func() {
 	f := newAnyDriverFramework("authz")
 
-	ginkgo.It("keeps admin-access claims made before the label was removed working, and denies new ones until it is back", func(ctx context.Context) {
-		kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked")
+	it("keeps admin-access claims made before the label was removed working, and denies new ones until it is back", kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked"), func(ctx context.Context) {
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
@@ -113,8 +112,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		deleteClaim(ctx, b, claim)
 	})
 
-	ginkgo.It("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", func(ctx context.Context) {
-		kep("admin access only in namespaces labelled by an admin")
+	it("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", kep("admin access only in namespaces labelled by an admin"), func(ctx context.Context) {
 		b := newBuilder(f)
 		claimErr, templateErr := createAdminObjects(ctx, b)
 		gomega.Expect(claimErr).To(denial(), "ResourceClaim in an unlabelled namespace")
@@ -129,8 +127,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(tmpl.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess).To(gomega.HaveValue(gomega.BeTrue()))
 	})
 
-	ginkgo.It("accepts an explicit adminAccess: false without the admin label, and allocates without admin access", func(ctx context.Context) {
-		kep("adminAccess unset or false asks for no admin access and needs no label")
+	it("accepts an explicit adminAccess: false without the admin label, and allocates without admin access", kep("adminAccess unset or false asks for no admin access and needs no label"), func(ctx context.Context) {
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.NoAdminAccess()))
 		framework.ExpectNoError(err, "a ResourceClaim with adminAccess: false in an unlabelled namespace")
@@ -151,8 +148,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	})
 
 	for _, value := range []string{"True", "yes", "1", ""} {
-		ginkgo.It(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), func(ctx context.Context) {
-			kep("only the exact label value \"true\" authorizes")
+		it(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), kep("only the exact label value \"true\" authorizes"), func(ctx context.Context) {
 			setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, str(value))
 			claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
 			gomega.Expect(claimErr).To(denial())
@@ -160,8 +156,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		})
 	}
 
-	ginkgo.It("does not authorize with the other release's label key alone", func(ctx context.Context) {
-		kep("the label key of the release authorizes (1.34 renamed it)")
+	it("does not authorize with the other release's label key alone", kep("the label key of the release authorizes (1.34 renamed it)"), func(ctx context.Context) {
 		// 1.33 honours resource.k8s.io/admin-access; 1.34 renamed it to
 		// resource.kubernetes.io/admin-access and stopped honouring the old one.
 		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.StaleLabel, str("true"))
@@ -170,8 +165,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(templateErr).To(denial())
 	})
 
-	ginkgo.It("gives a namespace admin who cannot change namespaces neither the label nor admin access", func(ctx context.Context) {
-		kep("users who cannot label namespaces cannot obtain admin access")
+	it("gives a namespace admin who cannot change namespaces neither the label nor admin access", kep("users who cannot label namespaces cannot obtain admin access"), func(ctx context.Context) {
 		user := namespaceAdmin(ctx, f)
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{env.Rel.AdminLabel: "true"}}})
 		_, err := user.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace.Name, types.MergePatchType, patch, metav1.PatchOptions{})
@@ -184,8 +178,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		framework.ExpectNoError(err, "an ordinary claim by the namespace admin")
 	})
 
-	ginkgo.It("denies a status update that newly grants adminAccess in a namespace without the label", func(ctx context.Context) {
-		kep("status updates granting admin access are authorized like creates")
+	it("denies a status update that newly grants adminAccess in a namespace without the label", kep("status updates granting admin access are authorized like creates"), func(ctx context.Context) {
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
@@ -200,8 +193,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
-	ginkgo.It("checks every request of a claim, each at its own field path", func(ctx context.Context) {
-		kep("admin access only in namespaces labelled by an admin, for every request of a claim or template")
+	it("checks every request of a claim, each at its own field path", kep("admin access only in namespaces labelled by an admin, for every request of a claim or template"), func(ctx context.Context) {
 		// Its requests aim at devices by the bundled driver's index attribute.
 		requireBundledDriver(ctx)
 		b := newBuilder(f)
@@ -251,8 +243,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		}
 	})
 
-	ginkgo.It("denies a status update whose second result grants adminAccess, at results[1]", func(ctx context.Context) {
-		kep("status updates granting admin access are authorized like creates, for every result")
+	it("denies a status update whose second result grants adminAccess, at results[1]", kep("status updates granting admin access are authorized like creates, for every result"), func(ctx context.Context) {
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.ClaimOf(builder.Request(), builder.Request()))
 		framework.ExpectNoError(err)
@@ -270,8 +261,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
-	ginkgo.It("denies every one of at least 200 unauthorized attempts", func(ctx context.Context) {
-		kep("SLO: 100% of unauthorized attempts are denied")
+	it("denies every one of at least 200 unauthorized attempts", kep("SLO: 100% of unauthorized attempts are denied"), func(ctx context.Context) {
 		second := createNamespace(ctx, f, "authz-sweep")
 		users := map[string]func(ns string) *builder.Builder{
 			"cluster-admin": func(ns string) *builder.Builder { b := newBuilder(f); b.Namespace = ns; return b },

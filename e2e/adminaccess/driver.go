@@ -68,13 +68,11 @@ func podNode(ctx context.Context, pod *corev1.Pod) string {
 var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), func() {
 	f := newFramework("driver")
 
-	ginkgo.It("publishes its devices on every node", func(ctx context.Context) {
-		kep("drivers publish devices in ResourceSlices (KEP-4381)")
+	it("publishes its devices on every node", kep("drivers publish devices in ResourceSlices (KEP-4381)"), func(ctx context.Context) {
 		framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, time.Minute))
 	})
 
-	ginkgo.It("gives a pod with an ordinary claim its device variables and DRA_ADMIN_ACCESS=false", func(ctx context.Context) {
-		kep("ordinary claims get exclusive devices, adminAccess false")
+	it("gives a pod with an ordinary claim its device variables and DRA_ADMIN_ACCESS=false", kep("ordinary claims get exclusive devices, adminAccess false"), func(ctx context.Context) {
 		b := newBuilder(f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
@@ -89,8 +87,7 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.DeviceEnv(device), string(claim.UID)))
 	})
 
-	ginkgo.It("unprepares claims and removes their CDI files when the pods go", func(ctx context.Context) {
-		kep("drivers prepare and unprepare allocated claims")
+	it("unprepares claims and removes their CDI files when the pods go", kep("drivers prepare and unprepare allocated claims"), func(ctx context.Context) {
 		requireNodeAccess(ctx)
 		b := newBuilder(f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
@@ -102,8 +99,7 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
-	ginkgo.It("loses nothing when its pod restarts while a claim is prepared", func(ctx context.Context) {
-		kep("driver restarts do not lose prepared claims")
+	it("loses nothing when its pod restarts while a claim is prepared", kep("driver restarts do not lose prepared claims"), func(ctx context.Context) {
 		requireNodeAccess(ctx)
 		b := newBuilder(f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
@@ -138,8 +134,7 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
-	ginkgo.It("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", func(ctx context.Context) {
-		kep("driver configuration errors are reported per claim")
+	it("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", kep("driver configuration errors are reported per claim"), func(ctx context.Context) {
 		b := newBuilder(f)
 		bad, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`))
 		framework.ExpectNoError(err)

@@ -66,9 +66,10 @@ func newFramework(name string) *framework.Framework {
 	// Every group but those that hold for any driver reads the bundled
 	// driver's contract; with a driver of the user's own, each of its specs
 	// is the declared skip of that need.
-	// The skip is taken when the spec's body names its requirement (kep),
-	// so that the sign-off counts the requirement as out of reach, not as
-	// one no spec ran for.
+	// The skip is taken when the spec's body records its requirement
+	// (recordKEP, the first call of every spec's body), so that the
+	// sign-off counts the requirement as out of reach, not as one no spec
+	// ran for.
 	ginkgo.BeforeEach(func() { requireAtKEP(release.NeedBundledDriver) })
 	return f
 }

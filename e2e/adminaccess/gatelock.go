@@ -22,8 +22,7 @@ import (
 
 var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("lock"), func() {
 	f := newFramework("locked")
-	ginkgo.It("refuses to start the control plane with DRAAdminAccess=false, and is healthy once the flag goes", func(ctx context.Context) {
-		kep("GA: the gate is locked on and cannot be disabled")
+	it("refuses to start the control plane with DRAAdminAccess=false, and is healthy once the flag goes", kep("GA: the gate is locked on and cannot be disabled"), func(ctx context.Context) {
 		require(ctx, release.NeedGateLock, nil)
 		off := map[profile.Component]bool{}
 		for _, c := range profile.ControlPlane {

@@ -25,7 +25,7 @@ import (
 
 // inProfile moves the cluster to profile name for the container's specs.
 // Where gates cannot be switched, each spec skips itself with the reason, and
-// does so after naming its KEP requirement (kep, then requireGateSwitching), so
+// does so after recording its KEP requirement (recordKEP, then requireGateSwitching), so
 // a skipped row in the report still says what it would have checked. A skip
 // here would come too early for that, and one in BeforeAll would give the later
 // specs only Ginkgo's generic text.

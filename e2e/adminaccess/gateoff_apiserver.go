@@ -24,8 +24,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 	f := newFramework("api-only")
 	inProfile(f, "apiserver-only")
 
-	ginkgo.It("stores admin-access claims and templates that no other component acts on; ordinary pods still run", ginkgo.Label("skew"), func(ctx context.Context) {
-		kep("every component checks the gate: an apiserver alone cannot grant admin access")
+	it("stores admin-access claims and templates that no other component acts on; ordinary pods still run", ginkgo.Label("skew"), kep("every component checks the gate: an apiserver alone cannot grant admin access"), func(ctx context.Context) {
 		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -61,8 +60,7 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 	f := newFramework("api-off")
 
-	ginkgo.It("drops adminAccess from new claims and templates, and keeps it on those that had it, also in the allocation of an existing admin-access claim", ginkgo.Label("skew"), func(ctx context.Context) {
-		kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones")
+	it("drops adminAccess from new claims and templates, and keeps it on those that had it, also in the allocation of an existing admin-access claim", ginkgo.Label("skew"), kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones"), func(ctx context.Context) {
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
 		requireGateSwitching(ctx)
 		b := newBuilder(f)

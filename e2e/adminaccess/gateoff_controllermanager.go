@@ -32,8 +32,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 	ginkgo.BeforeAll(func(ctx context.Context) { monitor.start(ctx, f.BaseName) })
 	ginkgo.AfterAll(func(ctx context.Context) { monitor.remove(ctx) })
 
-	ginkgo.It("counts no claim creation in resourceclaim_controller_creates_total for an admin-access template", ginkgo.Label("metrics"), func(ctx context.Context) {
-		kep("metrics stay truthful while the controller cannot serve admin access")
+	it("counts no claim creation in resourceclaim_controller_creates_total for an admin-access template", ginkgo.Label("metrics"), kep("metrics stay truthful while the controller cannot serve admin access"), func(ctx context.Context) {
 		requireGateSwitching(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
@@ -73,8 +72,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
 	})
 
-	ginkgo.It(daemonSetPendingSpec, ginkgo.Label("daemonset"), func(ctx context.Context) {
-		kep("the DaemonSet controller tolerates pods that must stay Pending")
+	it(daemonSetPendingSpec, ginkgo.Label("daemonset"), kep("the DaemonSet controller tolerates pods that must stay Pending"), func(ctx context.Context) {
 		requireGateSwitching(ctx)
 		gomega.Expect(monitor.ns).NotTo(gomega.BeNil(), "the group's BeforeAll made the DaemonSet's namespace")
 		// The framework keeps its events and pods on failure, and deletes it

@@ -39,8 +39,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 		framework.Context("the cluster's kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 			f := newFramework("sched-off")
 			inProfile(f, "scheduler-off")
-			ginkgo.It(schedulerOffText, ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
-				kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+			it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
 				requireGateSwitching(ctx)
 				s := newScraper(ctx, f, metrics.Scheduler)
 				schedulerOff(ctx, f, gateOffScheduler{
@@ -57,8 +56,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	}
 	framework.Context("a kube-scheduler of its own", func() {
 		f := newFramework("sched-off")
-		ginkgo.It(schedulerOffText, ginkgo.Label("skew", "metrics"), func(ctx context.Context) {
-			kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods")
+		it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
 			ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)
 			requireGateSwitching(ctx)
 			s := newScraper(ctx, f)

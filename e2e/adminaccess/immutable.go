@@ -35,8 +35,7 @@ import (
 var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz"), func() {
 	f := newAnyDriverFramework("immutable")
 
-	ginkgo.It("refuses an update that sets, flips or drops adminAccess in a claim or template, labelled namespace or not", func(ctx context.Context) {
-		kep("adminAccess cannot be set, flipped or dropped after creation: claim and template specs are immutable")
+	it("refuses an update that sets, flips or drops adminAccess in a claim or template, labelled namespace or not", kep("adminAccess cannot be set, flipped or dropped after creation: claim and template specs are immutable"), func(ctx context.Context) {
 		b := newBuilder(f)
 		unlabelled := b.Namespace
 

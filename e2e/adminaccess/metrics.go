@@ -43,8 +43,7 @@ func ordinaryShapeTemplates(ctx context.Context, b *builder.Builder) []*resource
 var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), framework.WithSerial(), func() {
 	f := newFramework("metrics")
 
-	ginkgo.It("counts claims created from admin-access and ordinary templates exactly, by admin_access", func(ctx context.Context) {
-		kep("resourceclaim_controller_creates_total shows admin access in use")
+	it("counts claims created from admin-access and ordinary templates exactly, by admin_access", kep("resourceclaim_controller_creates_total shows admin access in use"), func(ctx context.Context) {
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -91,8 +90,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		}
 	})
 
-	ginkgo.It("keeps resourceclaim_controller_resource_claims equal to the claims that exist", func(ctx context.Context) {
-		kep("resourceclaim_controller_resource_claims shows admin-access claims and their allocation")
+	it("keeps resourceclaim_controller_resource_claims equal to the claims that exist", kep("resourceclaim_controller_resource_claims shows admin-access claims and their allocation"), func(ctx context.Context) {
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -159,8 +157,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		matches("after the claim is deleted")
 	})
 
-	ginkgo.It("counts a claim creation kube-apiserver refused as a failure with admin_access=true", func(ctx context.Context) {
-		kep("resourceclaim_controller_creates_total shows failed creations of admin-access claims")
+	it("counts a claim creation kube-apiserver refused as a failure with admin_access=true", kep("resourceclaim_controller_creates_total shows failed creations of admin-access claims"), func(ctx context.Context) {
 		s := newScraper(ctx, f, metrics.ControllerManager)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -203,11 +200,10 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		deletePod(ctx, pod)
 	})
 
-	ginkgo.It("counts an unsatisfiable admin-access pod in scheduler_unschedulable_pods for DynamicResources", func(ctx context.Context) {
+	it("counts an unsatisfiable admin-access pod in scheduler_unschedulable_pods for DynamicResources", kep("kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources"), func(ctx context.Context) {
 		// The pod waits because no device matches, not because of admin
 		// access: this pins the gauge's plumbing for admin-access claims. The
 		// scheduler-off spec counts pods that wait for admin access's own reason.
-		kep("kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources")
 		s := newScraper(ctx, f, metrics.Scheduler)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)

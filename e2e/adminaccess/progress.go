@@ -25,10 +25,13 @@ var specsToRun int
 // suitePreview is Ginkgo's preview of the run: which specs will run.
 var suitePreview ginkgo.Report
 
-// willRunSpec says whether the spec with that sentence (its It's text) is
-// among those the preview says will run.
+// willRunSpec says whether the spec with that sentence (the text given to
+// it, before the bracketed tags of its labels) is among those the preview
+// says will run.
 func willRunSpec(preview ginkgo.Report, text string) bool {
-	return previewRuns(preview, func(s types.SpecReport) bool { return s.LeafNodeText == text })
+	return previewRuns(preview, func(s types.SpecReport) bool {
+		return s.LeafNodeText == text || strings.HasPrefix(s.LeafNodeText, text+" [")
+	})
 }
 
 // willRun says whether a spec with the label is among those the preview

@@ -31,8 +31,7 @@ type featurePromise struct {
 // allocated); without it the body gets none.
 func itEach(f *framework.Framework, d *featureDriver, promises []featurePromise, begin func(context.Context) func(context.Context)) {
 	for _, p := range promises {
-		ginkgo.It(p.text, func(ctx context.Context) {
-			kep(p.kep)
+		it(p.text, kep(p.kep), func(ctx context.Context) {
 			var seen func(context.Context)
 			if begin != nil {
 				seen = begin(ctx)

@@ -35,8 +35,7 @@ import (
 var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), func() {
 	f := newAnyDriverFramework("quota")
 
-	ginkgo.It("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", func(ctx context.Context) {
-		kep("requests asking for adminAccess contribute to the quota")
+	it("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", kep("requests asking for adminAccess contribute to the quota"), func(ctx context.Context) {
 		b, q := classQuota(ctx, f, "one-device")
 		q.limit(ctx, 1)
 
@@ -81,8 +80,7 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 		q.expectExceeded(err, "an admin-access claim after an ordinary one", 1, 1, 1)
 	})
 
-	ginkgo.It("charges admin-access requests for count > 1 and allocationMode All like ordinary ones, at admission and in the controller's recount", func(ctx context.Context) {
-		kep("admin-access requests for several devices or for all of them contribute to the quota as ordinary ones do")
+	it("charges admin-access requests for count > 1 and allocationMode All like ordinary ones, at admission and in the controller's recount", kep("admin-access requests for several devices or for all of them contribute to the quota as ordinary ones do"), func(ctx context.Context) {
 		b, q := classQuota(ctx, f, "devices")
 		all := int64(resourceapi.AllocationResultsMaxSize)
 

@@ -53,12 +53,12 @@ func stopWithVerdict(entry, value, why string) {
 }
 
 // A group's set-up node (newFramework's BeforeEach) runs before the spec's
-// body names its KEP requirement (kep), so a skip taken there leaves the
+// body records its KEP requirement (recordKEP), so a skip taken there leaves the
 // spec's row without a requirement, and the sign-off then counts that
 // requirement as one no spec ran for: not a sign-off, though every spec of
 // it took a declared skip. requireAtKEP is require for a set-up node: where
-// the run cannot give n, the spec stops as soon as its body has named its
-// requirement (kep calls takeRequiredSkip), with require's verdict.
+// the run cannot give n, the spec stops as soon as its body has recorded its
+// requirement (recordKEP calls takeRequiredSkip), with require's verdict.
 //
 // pendingNeed is per process: a process runs one spec at a time.
 var pendingNeed *release.Need

@@ -15,8 +15,7 @@ import (
 var _ = framework.Describe("The cluster under test", ginkgo.Label("smoke"), func() {
 	f := newFramework("smoke")
 
-	ginkgo.It("answers, serves the release's resource.k8s.io versions and reports the expected server version", func(ctx context.Context) {
-		kep("DRA must be served for admin access to exist (prerequisite)")
+	it("answers, serves the release's resource.k8s.io versions and reports the expected server version", kep("DRA must be served for admin access to exist (prerequisite)"), func(ctx context.Context) {
 		v, err := env.Client.Discovery().ServerVersion()
 		framework.ExpectNoError(err)
 		gomega.Expect(v.Major+"."+strings.TrimSuffix(v.Minor, "+")).To(gomega.Equal(env.Rel.Minor), "server version %s", v.GitVersion)
@@ -45,8 +44,7 @@ var _ = framework.Describe("The cluster under test", ginkgo.Label("smoke"), func
 		gomega.Expect(preferred).To(gomega.Equal(env.Rel.PreferredVersion()), "resource.k8s.io version discovery prefers")
 	})
 
-	ginkgo.It("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", func(ctx context.Context) {
-		kep("a working cluster (prerequisite)")
+	it("runs a pod on a worker that resolves kubernetes.default and reads /version through the Service", kep("a working cluster (prerequisite)"), func(ctx context.Context) {
 		// A worker where there is one; a single-node cluster's pod runs beside its control plane.
 		worker := anyWorker(ctx)
 		b := newBuilder(f)

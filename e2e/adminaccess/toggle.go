@@ -19,8 +19,7 @@ import (
 var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("toggle"), func() {
 	f := newFramework("toggle")
 
-	ginkgo.It("keeps admin-access pods running across off and on, and schedules the pods kept Pending once it is back", func(ctx context.Context) {
-		kep("disabling and re-enabling the feature never breaks running workloads (rollout and rollback)")
+	it("keeps admin-access pods running across off and on, and schedules the pods kept Pending once it is back", kep("disabling and re-enabling the feature never breaks running workloads (rollout and rollback)"), func(ctx context.Context) {
 		requireGateSwitching(ctx)
 		b := newBuilder(f)
 		labelForAdmin(ctx, f.Namespace.Name)

@@ -44,8 +44,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 	// 1.37), a partitionable admin allocation goes through the switch too.
 	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
 
-	ginkgo.It("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", func(ctx context.Context) {
-		kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access")
+	it("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access"), func(ctx context.Context) {
 		from := env.Rel
 		require(ctx, release.NeedReleaseSwitching, nil)
 		up, down, err := releaseBits.wait(ctx)

@@ -1,11 +1,21 @@
 // Package requirements is the list of KEP-5018 requirements the suite checks,
 // each with a stable ID that docs/kep-5018.md, report.json and the sign-off
 // page share. A spec names its requirement by text (kep("...") in the
-// suite); the text must be here, so an ID never changes under a reader and a
+// suite), and the suite gives it the ID as a Ginkgo label and a tag in its
+// name; the text must be here, so an ID never changes under a reader and a
 // requirement no spec ran still shows on the sign-off page, as not run.
 //
 // IDs are never reused: a requirement that goes keeps its ID retired.
 package requirements
+
+import "strings"
+
+// The KEP's pages: its tracking issue, where its milestones and the
+// discussion are, and its text.
+const (
+	KEPIssue  = "https://github.com/kubernetes/enhancements/issues/5018"
+	KEPReadme = "https://github.com/kubernetes/enhancements/blob/master/keps/sig-auth/5018-dra-adminaccess/README.md"
+)
 
 // Requirement is one promise and its ID.
 type Requirement struct {
@@ -68,4 +78,21 @@ func Of(text string) (Requirement, bool) {
 		}
 	}
 	return Requirement{}, false
+}
+
+// ByID finds a requirement by its ID.
+func ByID(id string) (Requirement, bool) {
+	for _, r := range All {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Requirement{}, false
+}
+
+// NeedsAdminAccess says whether the requirement's specs need the
+// DRAAdminAccess gate: all but the prerequisites (CLUSTER) and the driver's
+// own contract (DRIVER), which hold, and are checked, without admin access.
+func (r Requirement) NeedsAdminAccess() bool {
+	return !strings.HasPrefix(r.ID, "KEP5018-CLUSTER-") && !strings.HasPrefix(r.ID, "KEP5018-DRIVER-")
 }
