@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -120,29 +121,65 @@ func TestColumns(t *testing.T) {
 	}
 }
 
-// buildSuite compiles the suite binary once (the e2e build tag, as make e2e
-// builds it).
+// suiteBinary is the suite compiled once for every test of the package
+// (TestMain removes it).
+var suiteBinary struct {
+	once      sync.Once
+	dir, path string
+	out       []byte
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if suiteBinary.dir != "" {
+		os.RemoveAll(suiteBinary.dir)
+	}
+	os.Exit(code)
+}
+
+// buildSuite compiles the suite binary (the e2e build tag, as make e2e
+// builds it), once.
 func buildSuite(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "e2e.test")
-	cmd := exec.Command("go", "test", "-c", "-tags", "e2e", "-o", bin, ".")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the suite: %v\n%s", err, out)
+	b := &suiteBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "e2e-suite-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "e2e.test")
+		cmd := exec.Command("go", "test", "-c", "-tags", "e2e", "-o", b.path, ".")
+		cmd.Dir = ".."
+		b.out, b.err = cmd.CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("building the suite: %v\n%s", b.err, b.out)
 	}
-	return bin
+	return b.path
 }
 
 // dryRun lists the column's specs with their labels, as Ginkgo's dry run
 // of the suite binary reports them.
 func dryRun(t *testing.T, suite string, col Column) map[string][]string {
 	t.Helper()
+	specs := map[string][]string{}
+	for _, s := range dryRunSpecs(t, suite, col) {
+		specs[s.FullText()] = s.Labels()
+	}
+	return specs
+}
+
+// dryRunSpecs are the column's specs (Its) as Ginkgo's dry run of the
+// suite binary reports them, with the suite's and Ginkgo's flags args
+// added: those a label filter leaves out are skipped, the others passed.
+func dryRunSpecs(t *testing.T, suite string, col Column, args ...string) []types.SpecReport {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "dry.json")
-	cmd := exec.Command(suite, "--ginkgo.dry-run", "--ginkgo.json-report="+out, "--release="+col.Release, "--features="+col.Features,
-		"--artifacts="+t.TempDir(), "--output-dir="+t.TempDir())
+	cmd := exec.Command(suite, append([]string{"--ginkgo.dry-run", "--ginkgo.json-report=" + out, "--release=" + col.Release, "--features=" + col.Features,
+		"--artifacts=" + t.TempDir(), "--output-dir=" + t.TempDir()}, args...)...)
 	cmd.Dir = ".."
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("dry run of %s: %v\n%s", col.Key(), err, tail(string(b)))
+		t.Fatalf("dry run of %s %q: %v\n%s", col.Key(), args, err, tail(string(b)))
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -152,11 +189,11 @@ func dryRun(t *testing.T, suite string, col Column) map[string][]string {
 	if err := json.Unmarshal(data, &reports); err != nil {
 		t.Fatal(err)
 	}
-	specs := map[string][]string{}
+	var specs []types.SpecReport
 	for _, r := range reports {
 		for _, s := range r.SpecReports {
 			if s.LeafNodeType == types.NodeTypeIt {
-				specs[s.FullText()] = s.Labels()
+				specs = append(specs, s)
 			}
 		}
 	}
