@@ -6,14 +6,17 @@ import (
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
 
 // HTML renders signoff.html: one file, styles inline, no script and nothing
 // fetched, so it opens anywhere, offline.
 func (m Matrix) HTML() (string, error) {
+	type link struct{ Text, URL string }
 	type cellView struct {
 		Class, Text, Link string
 		Reasons           []string
+		Defects           []link
 	}
 	type rowView struct {
 		Requirement string
@@ -31,7 +34,11 @@ func (m Matrix) HTML() (string, error) {
 			case c.Standing == OutOfReach:
 				class = "out-of-reach"
 			}
-			rv.Cells = append(rv.Cells, cellView{Class: class, Text: c.summary(), Link: c.Link, Reasons: c.Reasons})
+			cv := cellView{Class: class, Text: c.summary(), Link: c.Link, Reasons: c.Reasons}
+			for _, d := range c.Defects {
+				cv.Defects = append(cv.Defects, link{d, issueURL(d)})
+			}
+			rv.Cells = append(rv.Cells, cv)
 		}
 		rows = append(rows, rv)
 	}
@@ -39,6 +46,8 @@ func (m Matrix) HTML() (string, error) {
 	err := page.Execute(&buf, map[string]any{
 		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
 		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(), "Note": standingNote,
+		"KEP": link{kepText, requirements.KEPReadme}, "KEPIssue": link{kepIssue, requirements.KEPIssue},
+		"Defects": m.Document().KnownDefects, "DefectsNote": defectsNote,
 	})
 	return buf.String(), err
 }
@@ -72,11 +81,16 @@ small{display:block;font-weight:normal;color:#555}
 </style></head><body>
 <h1>DRA admin access (KEP-5018) sign-off</h1>
 <p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
+<p id="kep">The rows are the requirements of <a href="{{.KEP.URL}}">{{.KEP.Text}}</a> (<a href="{{.KEPIssue.URL}}">{{.KEPIssue.Text}}</a>), each by its ID.</p>
 <p>{{.Note}}</p>
 <table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
+<tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Defects}} {{if .URL}}<a href="{{.URL}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>
-<h2>Provenance</h2>
+{{if .Defects}}<h2>Known upstream defects</h2>
+<p>{{.DefectsNote}}</p>
+<ul id="defects">{{range .Defects}}<li>{{if .URL}}<a href="{{.URL}}">{{.Issue}}</a>{{else}}{{.Issue}}{{end}}: {{range $i, $c := .Columns}}{{if $i}}, {{end}}{{$c}}{{end}} ({{len .Specs}} spec{{if ne (len .Specs) 1}}s{{end}})</li>
+{{end}}</ul>
+{{end}}<h2>Provenance</h2>
 {{range .Provenance}}<h3>Kubernetes {{.Column}}</h3><table>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
 {{end}}</body></html>
 `))

@@ -50,6 +50,10 @@ type Cell struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Link is where a failed cell's evidence lies, relative to the page.
 	Link string `json:"-"`
+	// Defects are the upstream issues of the known defects met
+	// ("kubernetes/kubernetes#140729"), which the pages link;
+	// signoff.json lists them with their URLs (Document.KnownDefects).
+	Defects []string `json:"-"`
 }
 
 // Matrix is the sign-off.
@@ -95,6 +99,7 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 			case report.KnownDefect:
 				c.KnownDefects++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Reason))
+				c.Defects = append(c.Defects, s.Defect)
 			}
 			m.Cells[req][r.Column()] = c
 		}
@@ -111,7 +116,7 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 		for _, r := range runs {
 			c := byColumn[r.Column()]
 			c.State, c.Standing = state(c), standing(c)
-			c.Reasons, c.Needs = unique(c.Reasons), unique(c.Needs)
+			c.Reasons, c.Needs, c.Defects = unique(c.Reasons), unique(c.Needs), unique(c.Defects)
 			byColumn[r.Column()] = c
 		}
 		m.Cells[req] = byColumn
@@ -214,10 +219,33 @@ func (c Cell) text() string {
 	case "skipped":
 		return c.summary() + ": " + strings.Join(c.Reasons, "; ")
 	case report.KnownDefect:
-		return c.summary() + ": " + strings.Join(c.Reasons, "; ")
+		// The issues' links before the reasons, which a long cell cuts.
+		var links []string
+		for _, d := range c.Defects {
+			links = append(links, markdownLink(d, issueURL(d)))
+		}
+		return c.summary() + " (" + strings.Join(links, ", ") + "): " + strings.Join(c.Reasons, "; ")
 	}
 	return c.summary()
 }
+
+// markdownLink is text linked to url, or text alone where there is no url.
+func markdownLink(text, url string) string {
+	if url == "" {
+		return text
+	}
+	return "[" + text + "](" + url + ")"
+}
+
+// The KEP's text and its tracking issue, which both pages link under their
+// title, in these words.
+const (
+	kepText  = "KEP-5018, DRA Admin Access"
+	kepIssue = "tracking issue kubernetes/enhancements#5018"
+)
+
+// defectsNote says what a known upstream defect is, on both pages.
+const defectsNote = "Met where the release table declares them (clusters/release/defects.go, docs/verdicts.md): each spec checked that the promise failed as declared, for the declared cause, and counts as a known upstream defect, neither passed nor failed."
 
 // standingNote says what the two kinds of declared skip mean, on both pages.
 const standingNote = "A requirement is not applicable where the release or its feature set lacks the behaviour, and out of reach where only how the run reaches the cluster kept its specs from running (an existing cluster's nodes, components and metric endpoints, a driver of your own): an existing cluster is signed off for what it can check, and its verdict counts the rest."
@@ -228,6 +256,8 @@ func (m Matrix) Markdown() string {
 	// The verdict is the first line: what a reader (or a CI summary) sees first.
 	fmt.Fprintf(&b, "**%s.**\n\n", m.Verdict())
 	b.WriteString("# DRA admin access (KEP-5018) sign-off\n\n")
+	fmt.Fprintf(&b, "The rows are the requirements of %s (%s), each by its ID.\n\n",
+		markdownLink(kepText, requirements.KEPReadme), markdownLink(kepIssue, requirements.KEPIssue))
 	b.WriteString("One column per release and DRA feature set (so per allocator implementation); a release is signed off only where each of its columns is. " + standingNote + "\n\n")
 	b.WriteString("| KEP requirement |")
 	for _, r := range m.Runs {
@@ -241,6 +271,12 @@ func (m Matrix) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if defects := m.Document().KnownDefects; len(defects) > 0 {
+		b.WriteString("\n## Known upstream defects\n\n" + defectsNote + "\n\n")
+		for _, d := range defects {
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", markdownLink(d.Issue, d.URL), strings.Join(d.Columns, ", "), specCount(len(d.Specs)))
+		}
+	}
 	b.WriteString("\n## Provenance\n\n")
 	for _, p := range m.provenance() {
 		fmt.Fprintf(&b, "### Kubernetes %s\n\n| | |\n|---|---|\n", p.Column)
@@ -250,6 +286,14 @@ func (m Matrix) Markdown() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// specCount is "1 spec" or "n specs".
+func specCount(n int) string {
+	if n == 1 {
+		return "1 spec"
+	}
+	return fmt.Sprintf("%d specs", n)
 }
 
 type provenance struct {

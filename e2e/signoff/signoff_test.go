@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,8 +124,54 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	if cells != 1 || !strings.Contains(page, `<a href="1.35/report.md">failed 1 of 2</a>`) {
 		t.Fatalf("want one failed cell linking its report, got %d:\n%s", cells, page)
 	}
-	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
-		t.Fatal("no network references")
+	// The only addresses are links a reader may follow (the KEP's pages).
+	followed := regexp.MustCompile(`<a href="https://[^"]*">`)
+	if rest := followed.ReplaceAllString(page, ""); strings.Contains(rest, "http://") || strings.Contains(rest, "https://") {
+		t.Fatal("no network references but the links")
+	}
+}
+
+// Both pages link the KEP, its tracking issue and each known upstream
+// defect's issue, in the defect's cell and in a list of the defects met:
+// signoff.json's KnownDefects has the same URLs.
+func TestPagesLinkTheKEPAndEachKnownDefect(t *testing.T) {
+	counters, _ := requirements.ByID("KEP5018-FEATURE-01")
+	capacity, _ := requirements.ByID("KEP5018-FEATURE-05")
+	r := report.Report{Meta: report.Meta{Release: "1.36", Profile: "default"}, Totals: report.Totals{KnownDefects: 2},
+		Specs: []report.Spec{
+			{Name: "admin whole", State: report.KnownDefect, Defect: "kubernetes/kubernetes#140729",
+				Reason: "known upstream defect kubernetes/kubernetes#140729 (counters): refused", KEP: counters.Text},
+			{Name: "admin share", State: report.KnownDefect, Defect: "kubernetes/kubernetes#140729",
+				Reason: "known upstream defect kubernetes/kubernetes#140729 (capacity): refused", KEP: capacity.Text},
+		}}
+	m := Build([]report.Report{r}, byRelease)
+	issue := "https://github.com/kubernetes/kubernetes/issues/140729"
+	md := m.Markdown()
+	for _, want := range []string{
+		"The rows are the requirements of [KEP-5018, DRA Admin Access](" + requirements.KEPReadme + ") ([tracking issue kubernetes/enhancements#5018](" + requirements.KEPIssue + ")), each by its ID.",
+		"| known upstream defect 1 of 1 ([kubernetes/kubernetes#140729](" + issue + ")): known upstream defect kubernetes/kubernetes#140729 (counters): refused |",
+		"## Known upstream defects\n\n" + defectsNote + "\n\n- [kubernetes/kubernetes#140729](" + issue + "): 1.36 defaults (2 specs)\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("signoff.md lacks %q:\n%s", want, md)
+		}
+	}
+	page, err := m.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<a href="` + requirements.KEPReadme + `">KEP-5018, DRA Admin Access</a> (<a href="` + requirements.KEPIssue + `">tracking issue kubernetes/enhancements#5018</a>)`,
+		`<td class="known-defect">known upstream defect 1 of 1 <a href="` + issue + `">kubernetes/kubernetes#140729</a><small>`,
+		`<li><a href="` + issue + `">kubernetes/kubernetes#140729</a>: 1.36 defaults (2 specs)</li>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("signoff.html lacks %q:\n%s", want, page)
+		}
+	}
+	// Without a defect, no list of them.
+	if md := Build(runs(), byRelease).Markdown(); strings.Contains(md, "Known upstream defects") || !strings.Contains(md, requirements.KEPIssue) {
+		t.Errorf("a run without defects:\n%s", md)
 	}
 }
 
@@ -153,7 +200,7 @@ func TestKnownDefectHasItsOwnCellAndVerdict(t *testing.T) {
 	if err != nil || !strings.Contains(html, `<td class="known-defect">`) || !strings.Contains(html, "td.known-defect{") {
 		t.Errorf("the HTML page must colour the cell on its own (err %v)", err)
 	}
-	if md := m.Markdown(); !strings.Contains(md, "known upstream defect 1 of 2: known upstream defect kubernetes/kubernetes#140729: refused") {
+	if md := m.Markdown(); !strings.Contains(md, "known upstream defect 1 of 2 ([kubernetes/kubernetes#140729](https://github.com/kubernetes/kubernetes/issues/140729)): known upstream defect kubernetes/kubernetes#140729: refused") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
