@@ -171,8 +171,8 @@ var defects = []Defect{{
 	// With FEATURES=alpha: device taints are alpha in 1.34.
 	Minors:     []string{"1.34"},
 	Allocators: []string{"incubating", "experimental"},
-	Outcome: "the pod whose admin-access claim tolerates the device's NoExecute taint is marked for deletion (kube-controller-manager: " +
-		DeviceTaintEvictionReason + " \"" + DeviceTaintEvictionMessage + "\") as the one that does not tolerate it is, " +
+	Outcome: "the pod whose admin-access claim tolerates the device's NoExecute taint is evicted (kube-controller-manager writes its DisruptionTarget condition " +
+		DeviceTaintEvictionCondition + " and deletes it) as the one that does not tolerate it is, " +
 		"since its claim's allocation has " + CauseTolerationsLost,
 	Cause: CauseTolerationsLost,
 }, {

@@ -106,6 +106,16 @@ type Release struct {
 	// slice carries counters or devices, never both (validation.go:706 at
 	// v1.35.4), and counter sets are the pool's.
 	CountersWithDevices bool
+	// EvictionEventOnce: kube-controller-manager's device taint eviction
+	// puts its event (DeviceTaintEvictionReason) on the first pod it
+	// evicts in its lifetime only: deletePodHandler hands every pod's
+	// deletion one shared emitter, which the first deletion clears
+	// (device_taint_eviction.go:254-258 at v1.34.4, the same at v1.34.11,
+	// :262-265 at v1.33.13). 1.35 emits it for
+	// each pod (addConditionAndDeletePod, :464 at v1.35.4). The condition
+	// it writes before each deletion (DeviceTaintEvictionCondition) is
+	// there on every release.
+	EvictionEventOnce bool
 	// FeatureMoves are the other feature sets the allocators group moves
 	// kube-scheduler to (features.go says why these).
 	FeatureMoves []FeatureMove
@@ -128,6 +138,16 @@ type Release struct {
 const (
 	DeviceTaintEvictionReason  = "DeviceTaintManagerEviction"
 	DeviceTaintEvictionMessage = "Marking for deletion"
+)
+
+// DeviceTaintEvictionCondition is the reason of the DisruptionTarget
+// condition kube-controller-manager's device taint eviction writes into a
+// pod's status just before it deletes the pod (addConditionAndDeletePod:
+// device_taint_eviction.go:265 at v1.34.4, :470 at v1.35.4, :486 at
+// v1.36.3, :484 at v1.37.2), with DeviceTaintEvictionConditionMessage.
+const (
+	DeviceTaintEvictionCondition        = "DeletionByDeviceTaintManager"
+	DeviceTaintEvictionConditionMessage = "Device Taint manager: deleting due to NoExecute taint"
 )
 
 // KindVersion is the kind release whose node images and Go module the suite uses.
@@ -191,6 +211,7 @@ var table = map[string]Release{
 		OnByDefault:         []Feature{FeatureAdminAccess},
 		Allocators:          oneAllocator133,
 		CountersWithDevices: true,
+		EvictionEventOnce:   true,
 		Metrics:             metricsUnlabelled,
 	},
 	"1.34": {
@@ -207,6 +228,7 @@ var table = map[string]Release{
 		// Published in 1.35's shape, the partitionable driver's device
 		// slices were refused and its pools stayed incomplete.
 		CountersWithDevices: true,
+		EvictionEventOnce:   true,
 		Metrics:             metricsLabelled,
 	},
 	"1.35": {

@@ -3,6 +3,7 @@ package adminaccess
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -10,6 +11,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
@@ -76,10 +78,11 @@ func tolerationNeeded(i int) func(context.Context, *framework.Framework, *featur
 			framework.ExpectNoError(err)
 			pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
 			framework.ExpectNoError(err)
+			marks := watchEviction(ctx, pod)
 			admin := allocatedClaim(ctx, b, claim.Name)
 			gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.Equal([]string{poolDevice(node, dev.Name)}))
 			gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
-			evictedAsDeclared(ctx, pod, admin, defect, seen)
+			evictedAsDeclared(ctx, marks, admin, defect, seen)
 			return
 		}
 		pod, admin, vars := runOn(ctx, b, node, tolerating...)
@@ -107,17 +110,14 @@ func evictedUnlessTolerated(ctx context.Context, f *framework.Framework, tainted
 	evicted, _, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule)
 	kept, keptClaim, _ := runOn(ctx, b, node, builder.DeviceIndex(0), builder.AdminAccess(), noSchedule, builder.Tolerating(contract.TaintKey, "NoExecute"))
 	before := snapshot(ctx, kept)
+	evictedMarks, keptMarks := watchEviction(ctx, evicted), watchEviction(ctx, kept)
 
 	ginkgo.By("the driver adds a NoExecute taint to " + dev.Name + ", which both admin-access claims have")
 	framework.ExpectNoError(deploy.SetTaints(ctx, env.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
-	expectPodEvent(ctx, evicted, podStartTimeout, evictionEvent,
+	expectEvicted(ctx, evictedMarks,
 		"kube-controller-manager should evict pod %s: its admin-access request tolerates %s only with effect %s", evicted.Name, contract.TaintKey, dev.Effect)
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.Client.CoreV1().Pods(evicted.Namespace).Get(ctx, evicted.Name, metav1.GetOptions{})
-		return err
-	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "evicted pod %s is deleted", evicted.Name)
 	if defect, declared := toleranceLost("NoExecute"); declared {
-		evictedAsDeclared(ctx, kept, keptClaim, defect, seen)
+		evictedAsDeclared(ctx, keptMarks, keptClaim, defect, seen)
 		return
 	}
 	expectUndisturbed(ctx, kept, before)
@@ -129,6 +129,93 @@ func evictedUnlessTolerated(ctx context.Context, f *framework.Framework, tainted
 // evictionEvent is what kube-controller-manager's device taint eviction
 // says of a pod it deletes.
 const evictionEvent = "Normal " + release.DeviceTaintEvictionReason + ": " + release.DeviceTaintEvictionMessage
+
+// evictedState is what an evictionWatch says of a pod kube-controller-manager's
+// device taint eviction deleted: its status got the eviction's
+// DisruptionTarget condition, and the pod is gone.
+const evictedState = "DisruptionTarget " + release.DeviceTaintEvictionCondition + " (" + release.DeviceTaintEvictionConditionMessage + "), deleted"
+
+// evictionWatch follows one pod from its creation for the mark
+// kube-controller-manager's device taint eviction leaves: the
+// DisruptionTarget condition it writes into the pod's status just before it
+// deletes the pod. That condition, not the controller's event, is the
+// evidence on every release: 1.33's and 1.34's controller put the event on
+// the first pod they evict only (release.Release.EvictionEventOnce). The
+// pods' grace period is a second, so only a watch from the pod's creation
+// sees the condition for sure.
+type evictionWatch struct {
+	pod *corev1.Pod
+
+	mu      sync.Mutex
+	reason  string // the DisruptionTarget condition's reason and message, once seen
+	deleted bool
+	err     string
+}
+
+// watchEviction starts following pod, as created (its resourceVersion), for
+// the rest of the spec.
+func watchEviction(ctx context.Context, pod *corev1.Pod) *evictionWatch {
+	ginkgo.GinkgoHelper()
+	w, err := env.Client.CoreV1().Pods(pod.Namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + pod.Name, ResourceVersion: pod.ResourceVersion})
+	framework.ExpectNoError(err, "watching pod %s", pod.Name)
+	ginkgo.DeferCleanup(w.Stop)
+	e := &evictionWatch{pod: pod}
+	go func() {
+		for ev := range w.ResultChan() {
+			e.mu.Lock()
+			switch p, ok := ev.Object.(*corev1.Pod); {
+			case ev.Type == watch.Error:
+				e.err = fmt.Sprintf("the watch of pod %s failed: %v", pod.Name, apierrors.FromObject(ev.Object))
+			case ok && p.UID == pod.UID:
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+						e.reason = c.Reason + " (" + c.Message + ")"
+					}
+				}
+				e.deleted = e.deleted || ev.Type == watch.Deleted
+			}
+			e.mu.Unlock()
+		}
+	}()
+	return e
+}
+
+// state is what the watch has seen, in evictedState's words where it is that.
+func (e *evictionWatch) state() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != "" {
+		return e.err
+	}
+	reason, deleted := "no DisruptionTarget condition", "not deleted"
+	if e.reason != "" {
+		reason = "DisruptionTarget " + e.reason
+	}
+	if e.deleted {
+		deleted = "deleted"
+	}
+	return reason + ", " + deleted
+}
+
+// expectEvicted waits until the watched pod was marked and deleted by the
+// device taint eviction; the failure shows what was seen and the pod's
+// events. Where the release puts the eviction's event on every pod it
+// deletes, that event is asserted too.
+func expectEvicted(ctx context.Context, e *evictionWatch, description ...any) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) string {
+		if s := e.state(); s != evictedState {
+			return fmt.Sprintf("%s; its events: %v", s, podEvents(ctx, e.pod))
+		}
+		return evictedState
+	}).WithTimeout(podStartTimeout).Should(gomega.Equal(evictedState), description...)
+	if !env.Rel.EvictionEventOnce {
+		// Recorded through the controller's event broadcaster, so it may
+		// reach the API after the pod is gone.
+		expectPodEvent(ctx, e.pod, podStartTimeout, evictionEvent, description...)
+	}
+}
 
 // toleranceLost says whether the release table declares, for the allocator
 // kube-scheduler uses, that a request's toleration of a taint with this
@@ -148,20 +235,21 @@ func toleranceLost(effect string) (release.Defect, bool) {
 // request's tolerations, and those are all kube-controller-manager's
 // eviction reads. The spec then ends with the verdict. Results that carry
 // the tolerations, or a pod left alone, mean the row is stale and fail it.
-func evictedAsDeclared(ctx context.Context, pod *corev1.Pod, claim *resourceapi.ResourceClaim, defect release.Defect, seen func(context.Context)) {
+func evictedAsDeclared(ctx context.Context, marks *evictionWatch, claim *resourceapi.ResourceClaim, defect release.Defect, seen func(context.Context)) {
 	ginkgo.GinkgoHelper()
+	pod := marks.pod
 	for _, r := range claim.Status.Allocation.Devices.Results {
 		if len(r.Tolerations) > 0 {
 			framework.Failf("%s; claim %s's result for %s/%s carries the request's tolerations %v", defect.NotReproduced(env.Rel.Minor, env.Allocator()), claim.Name, r.Pool, r.Device, r.Tolerations)
 		}
 	}
-	expectPodEvent(ctx, pod, podStartTimeout, evictionEvent,
+	expectEvicted(ctx, marks,
 		"%s is declared for Kubernetes %s: kube-controller-manager should mark pod %s for deletion though its admin-access request tolerates the NoExecute taint (else: %s)",
 		defect.Issue, env.Rel.Minor, pod.Name, defect.NotReproduced(env.Rel.Minor, env.Allocator()))
 	if seen != nil {
 		seen(ctx)
 	}
 	stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
-		"pod %s, whose admin-access claim %s tolerates the NoExecute taint, was marked for deletion (%s): its allocation has %s",
-		pod.Name, claim.Name, evictionEvent, release.CauseTolerationsLost)))
+		"pod %s, whose admin-access claim %s tolerates the NoExecute taint, was evicted (%s): its allocation has %s",
+		pod.Name, claim.Name, evictedState, release.CauseTolerationsLost)))
 }
