@@ -29,7 +29,7 @@ import (
 // driver of the user's own that can be claimed there), or, where Docker
 // answers, cluster names that are free.
 func Preflight(ctx context.Context, c Config) []string {
-	out := c.problems()
+	out := c.Problems()
 	if img := c.Get("TESTDRIVER_IMAGE"); img != "" {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err := push.Resolve(ctx, img)
@@ -66,10 +66,10 @@ func Preflight(ctx context.Context, c Config) []string {
 	return out
 }
 
-// problems are the variables' own checks: what needs no cluster and no
+// Problems are the variables' own checks: what needs no cluster and no
 // Docker. A check may say several lines (a feature set that two releases
 // lack).
-func (c Config) problems() []string {
+func (c Config) Problems() []string {
 	var out []string
 	for _, v := range Variables {
 		if v.Check == nil {

@@ -97,7 +97,7 @@ func TestEnviron(t *testing.T) {
 // The lines are preflight's since before the table.
 func TestProblemsRefuseEachBadVariableInOneLine(t *testing.T) {
 	good := []string{"K8S_VERSIONS", "1.33 1.35", "UPGRADE_NODE_IMAGE", "kindest/node:v1.36.4@sha256:" + strings.Repeat("a", 64), "KEEP_CLUSTER", "0"}
-	if p := Resolve(env(good...), nil, "/r").problems(); len(p) != 0 {
+	if p := Resolve(env(good...), nil, "/r").Problems(); len(p) != 0 {
 		t.Fatalf("good variables refused: %v", p)
 	}
 	for name, c := range map[string]struct {
@@ -129,17 +129,17 @@ func TestProblemsRefuseEachBadVariableInOneLine(t *testing.T) {
 		"check, no image": {[]string{"KUBECONFIG", "k", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "gpu", "ADMIN_CHECK", "nvidia-smi"},
 			[]string{"KUBECONFIG"}, `give WORKLOAD_IMAGE`},
 	} {
-		p := Resolve(env(append(slices.Clone(good), c.set...)...), c.given, "/r").problems()
+		p := Resolve(env(append(slices.Clone(good), c.set...)...), c.given, "/r").Problems()
 		if len(p) != 1 || !strings.Contains(p[0], c.want) || strings.Contains(p[0], "\n") {
 			t.Errorf("%s: %q, want one line containing %q", name, p, c.want)
 		}
 	}
 	// A context without the kubeconfig it belongs to names no cluster.
-	if p := Resolve(env("KUBECONTEXT", "staging"), nil, "/r").problems(); len(p) != 1 || !strings.Contains(p[0], "KUBECONTEXT=staging names a context of a kubeconfig: give KUBECONFIG") {
+	if p := Resolve(env("KUBECONTEXT", "staging"), nil, "/r").Problems(); len(p) != 1 || !strings.Contains(p[0], "KUBECONTEXT=staging names a context of a kubeconfig: give KUBECONFIG") {
 		t.Errorf("KUBECONTEXT alone: %q", p)
 	}
 	// A feature set two releases lack is a line for each.
-	if p := Resolve(env("K8S_VERSIONS", "1.33 1.35", "FEATURES", "stable"), nil, "/r").problems(); len(p) != 2 {
+	if p := Resolve(env("K8S_VERSIONS", "1.33 1.35", "FEATURES", "stable"), nil, "/r").Problems(); len(p) != 2 {
 		t.Errorf("stable on 1.33 and 1.35: %q", p)
 	}
 }
@@ -158,7 +158,7 @@ current-context: prod
 		t.Fatal(err)
 	}
 	for context, want := range map[string]string{"staging": "", "": "", "stagin": `KUBECONTEXT=stagin: kubeconfig ` + kubeconfig + ` has no context "stagin" (it has prod, staging)`} {
-		p := Resolve(env("KUBECONFIG", kubeconfig, "KUBECONTEXT", context), []string{"KUBECONFIG"}, "/r").problems()
+		p := Resolve(env("KUBECONFIG", kubeconfig, "KUBECONTEXT", context), []string{"KUBECONFIG"}, "/r").Problems()
 		switch {
 		case want == "" && len(p) > 0:
 			t.Errorf("KUBECONTEXT=%q refused: %q", context, p)
