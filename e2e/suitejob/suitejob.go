@@ -141,14 +141,23 @@ func Signoff(results string) (signoff.Matrix, error) {
 	return signoff.Build(runs, func(r report.Report) string { return dirs[r.Column()] }), nil
 }
 
-// BuildImage compiles the suite (go test -c) and its entrypoint, static,
-// into an image of the two with no base, and returns its tag and archive.
-func BuildImage(root, outDir string) (image.Built, error) {
+// Image is the suite's image from the repository at root: the suite
+// compiled (go test -c) and its entrypoint, static, with no base, and the
+// commit they were built from.
+func Image(root string) image.GoImage {
 	return image.GoImage{
 		Repository: Repository, Archive: "suite-image.tar", Entrypoint: "/incluster",
 		Env:      []string{"PATH=/", "E2E_SUITE_COMMIT=" + commit(root)},
 		Binaries: []image.Binary{{Name: "e2e.test", Package: "./e2e", Test: true, Tags: []string{"e2e"}}, {Name: "incluster", Package: "./e2e/cmd/incluster"}},
-	}.Build(root, outDir)
+	}
+}
+
+// BuildImage builds Image for platform p (the zero value: this machine's
+// architecture on Linux) and returns its tag and archive.
+func BuildImage(root, outDir string, p image.Platform) (image.Built, error) {
+	g := Image(root)
+	g.Platform = p
+	return g.Build(root, outDir)
 }
 
 // commit is the repository's commit, "+changes" when the tree differs: the

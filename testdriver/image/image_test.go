@@ -69,7 +69,7 @@ func TestMatchesRefusesAMislabelledImage(t *testing.T) {
 // another OS, 32-bit ARM, and an architecture Go does not compile for.
 func TestCheckPlatform(t *testing.T) {
 	for p, want := range map[string]string{
-		"windows/amd64": "a node running windows cannot run them",
+		"windows/amd64": "which a windows node cannot run",
 		"linux/arm":     "which 32-bit ARM version",
 		"linux/sparc64": "Go cannot compile for it",
 		"linux/arm64":   "",

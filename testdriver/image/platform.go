@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os/exec"
 	"runtime"
@@ -36,8 +37,8 @@ func ParsePlatform(s string) (Platform, error) {
 // Docker Desktop's Linux VM on a Mac), and the images' default.
 func HostPlatform() Platform { return Platform{"linux", runtime.GOARCH} }
 
-// CheckPlatform refuses, in one line, a platform the images cannot be
-// built for: an OS other than Linux (they have no base image and hold
+// CheckPlatform says in a few words why the images cannot be built for a
+// platform, the caller naming it: an OS other than Linux (they have no base image and hold
 // Linux binaries: a Windows node runs neither), 32-bit ARM (a node's
 // status does not say which ARM version, v5, v6 or v7, its binaries need,
 // and GOARM must be chosen at compile time), and what the go command does
@@ -45,16 +46,16 @@ func HostPlatform() Platform { return Platform{"linux", runtime.GOARCH} }
 func CheckPlatform(ctx context.Context, p Platform) error {
 	switch {
 	case p.OS != "linux":
-		return fmt.Errorf("%s: the images hold Linux binaries and no base image; a node running %s cannot run them", p, p.OS)
+		return fmt.Errorf("the images hold Linux binaries and no base image, which a %s node cannot run", p.OS)
 	case p.Arch == "arm":
-		return fmt.Errorf("%s: a node's status does not say which 32-bit ARM version (v5, v6, v7) it runs, and the binaries must be compiled for one", p)
+		return errors.New("a node's status does not say which 32-bit ARM version (v5, v6, v7) it runs, and the binaries must be compiled for one")
 	}
 	known, err := goPlatforms(ctx)
 	if err != nil {
 		return err
 	}
 	if !slices.Contains(known, p.String()) {
-		return fmt.Errorf("%s: Go cannot compile for it (go tool dist list names no %s)", p, p)
+		return fmt.Errorf("Go cannot compile for it (go tool dist list names no %s)", p)
 	}
 	return nil
 }

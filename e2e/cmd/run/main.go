@@ -154,7 +154,7 @@ func inclusterE2E(c run.Config) int {
 	if err := c.Command("go", "build", "-o", bin, "./e2e/cmd/incluster-e2e").Run(); err != nil {
 		return exitCode(err)
 	}
-	args := []string{"--kubeconfig", c.Kubeconfig(), "--registry", c.Get("REGISTRY"), "--suite-image", c.Get("SUITE_IMAGE"),
+	args := []string{"--kubeconfig", c.Kubeconfig(), "--context", c.Get("KUBECONTEXT"), "--registry", c.Get("REGISTRY"), "--suite-image", c.Get("SUITE_IMAGE"),
 		"--artifacts", c.Get("ARTIFACTS") + "/incluster", "--out", c.Out()}
 	if c.Get("KEEP") == "1" {
 		args = append(args, "--keep")
