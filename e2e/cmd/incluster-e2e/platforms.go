@@ -91,8 +91,11 @@ func choosePlatforms(ctx context.Context, nodes map[image.Platform][]string, che
 func describePlatforms(nodes map[image.Platform][]string, platforms []image.Platform) string {
 	var parts []string
 	for _, p := range platforms {
-		n := len(nodes[p])
-		parts = append(parts, fmt.Sprintf("%s (%d node%s)", p, n, map[bool]string{true: "s"}[n != 1]))
+		count := "1 node"
+		if n := len(nodes[p]); n != 1 {
+			count = fmt.Sprintf("%d nodes", n)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", p, count))
 	}
 	return strings.Join(parts, ", ")
 }
