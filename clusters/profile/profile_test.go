@@ -107,6 +107,9 @@ func TestRenderV1Beta3PatchesEachComponent(t *testing.T) {
 	if kubelet["kind"] != "KubeletConfiguration" || kubelet["failCgroupV1"] != false {
 		t.Fatalf("kubelet patch: %v", kubelet)
 	}
+	if kubelet["containerLogMaxSize"] != "-1" {
+		t.Fatalf("kubelet patch: containerLogMaxSize %v, want \"-1\" (no rotation of the logs specs read)", kubelet["containerLogMaxSize"])
+	}
 }
 
 func TestRender133EnablesDRAAndBetaAPIs(t *testing.T) {

@@ -97,6 +97,14 @@ func Render(r release.Release, p Profile, name, image string) (KindConfig, error
 	// measured 55 s, and 140 s in one upgrade step, of a gate move spent
 	// waiting for it. Every 10 s bounds that.
 	kubelet["syncFrequency"] = "10s"
+	// Specs read kube-scheduler's log through the API, which serves a
+	// container's live log file only; at the allocator's log level it
+	// writes some 170 kB per allocation attempt, so the default rotation at
+	// 10 MiB renamed the file every few dozen attempts, and a rotation
+	// between a spec's allocations and its read left it a file without
+	// them. A negative size turns rotation off: a container's log stays
+	// whole in the one file while the container runs.
+	kubelet["containerLogMaxSize"] = "-1"
 	if r.KubeletFailCgroupV1 {
 		// Harmless on cgroup v2 hosts; required on v1 hosts such as this project's VMs.
 		kubelet["failCgroupV1"] = false
