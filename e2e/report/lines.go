@@ -101,13 +101,18 @@ func (r Report) Failures(lines, width int) string {
 
 // Selection says, for a run that left specs out, how many of the release's
 // specs it selected and by what: "partial: 3 of 40 specs selected by
-// LABELS=authz"; for a run that was stopped, how many ran. It is "" when
-// every spec was selected and the run went to its end.
+// LABELS=authz"; for a run that was stopped, how many ran and how many of
+// those it cut short. It is "" when every spec was selected and the run
+// went to its end.
 func (r Report) Selection() string {
 	if r.Interrupted {
 		// Which of the specs it never reached the filter had selected is
 		// not in Ginkgo's report; the count of those that ran is.
-		return fmt.Sprintf("interrupted: %d of %d specs ran before the run was stopped", len(r.Specs)-r.Totals.NotSelected, len(r.Specs))
+		s := fmt.Sprintf("interrupted: %d of %d specs ran before the run was stopped", len(r.Specs)-r.Totals.NotSelected, len(r.Specs))
+		if r.Totals.CutShort > 0 {
+			s += fmt.Sprintf(", %d of them cut short: neither passed nor failed", r.Totals.CutShort)
+		}
+		return s
 	}
 	if r.Totals.NotSelected == 0 {
 		return ""

@@ -51,6 +51,18 @@ type AllocatorRun struct {
 // failure, and counted apart.
 const KnownDefect = "known defect"
 
+// CutShort is the state of a spec that an interrupt (Ctrl-C, Ginkgo's
+// SpecStateInterrupted) stopped mid-run: it neither passed nor failed, so
+// it is counted apart, and the sign-off counts it as not run. A spec that
+// had failed before the interrupt came keeps its failure (Ginkgo keeps the
+// first).
+const CutShort = "cut short"
+
+// interruptMessages are Ginkgo's failure messages of a spec or suite node
+// an interrupt stopped (its InterruptCause's texts, in an internal
+// package), and the suite's failure reason after one.
+var interruptMessages = []string{"Interrupted by User", "Interrupted by Other Ginkgo Process"}
+
 // UndeclaredSkip starts the reason of a spec that skipped without a skip the
 // release table declares; the report counts it as failed.
 const UndeclaredSkip = "skipped without a declared reason: "
@@ -117,14 +129,16 @@ func (m Meta) Column() string {
 }
 
 // SchemaVersion is report.json's format; it changes when a field changes meaning.
-const SchemaVersion = 2
+// 3: a spec an interrupt stopped mid-run is "cut short" (Totals.CutShort),
+// no longer "failed"; Read reads the older form as the newer.
+const SchemaVersion = 3
 
 // Spec is one spec's outcome.
 type Spec struct {
 	Name    string   `json:"name"`
 	Labels  []string `json:"labels"`
 	Profile string   `json:"profile"`
-	State   string   `json:"state"` // passed, failed, skipped, not selected
+	State   string   `json:"state"` // passed, failed, skipped, known defect, cut short, not selected
 	Reason  string   `json:"reason,omitempty"`
 	// Declared is the release table's need behind a skip.
 	Declared string `json:"declaredSkip,omitempty"`
@@ -147,13 +161,15 @@ type Spec struct {
 
 // Totals counts outcomes. Skipped counts only skips the release table
 // declares; KnownDefects the promises that failed exactly as a declared
-// upstream defect makes them fail; NotSelected the specs a label filter or
-// focus left out.
+// upstream defect makes them fail; CutShort the specs an interrupt stopped
+// mid-run; NotSelected the specs a label filter or focus left out (and, in
+// an interrupted run, those it never reached).
 type Totals struct {
 	Passed       int `json:"passed"`
 	Failed       int `json:"failed"`
 	Skipped      int `json:"skipped"`
 	KnownDefects int `json:"knownDefects"`
+	CutShort     int `json:"cutShort,omitempty"`
 	NotSelected  int `json:"notSelected"`
 }
 
@@ -166,6 +182,8 @@ func (t *Totals) count(state string) {
 		t.Skipped++
 	case KnownDefect:
 		t.KnownDefects++
+	case CutShort:
+		t.CutShort++
 	case "not selected":
 		t.NotSelected++
 	default:
@@ -181,7 +199,8 @@ type Report struct {
 	Seconds float64   `json:"seconds"`
 	Totals  Totals    `json:"totals"`
 	// Interrupted: the run was stopped (Ctrl-C, or a spec aborted the
-	// suite); its "not selected" specs include those it never reached.
+	// suite); its "not selected" specs include those it never reached, and
+	// those it stopped mid-run are CutShort.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Specs       []Spec   `json:"specs"`
 	Problems    []string `json:"suiteProblems,omitempty"`
@@ -193,6 +212,11 @@ type Report struct {
 // FromGinkgo builds the report from Ginkgo's.
 func FromGinkgo(r types.Report, meta Meta) Report {
 	out := Report{SchemaVersion: SchemaVersion, Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
+	// An interrupt that came between specs cut none short: Ginkgo says it
+	// only among the suite's failure reasons.
+	for _, reason := range r.SpecialSuiteFailureReasons {
+		out.Interrupted = out.Interrupted || slices.Contains(interruptMessages, reason)
+	}
 	// A spec group's wall time runs from its first spec's start to its last
 	// spec's end (parallel specs overlap).
 	type span struct{ start, end time.Time }
@@ -227,7 +251,9 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			out.Interrupted = true
 		}
 		if s.LeafNodeType != types.NodeTypeIt {
-			if s.State.Is(types.SpecStateFailureStates) {
+			// A suite node the interrupt stopped (the cluster's set-up) is
+			// the interrupt, which the report says, not a suite problem.
+			if s.State.Is(types.SpecStateFailureStates) && s.State != types.SpecStateInterrupted {
 				out.Problems = append(out.Problems, fmt.Sprintf("%s: %s", s.LeafNodeType, s.Failure.Message))
 			}
 			continue
@@ -301,12 +327,15 @@ func stepOf(e types.ReportEntry) (timeline.Step, bool) {
 // other skip is "failed", since a green run must mean every applicable check
 // ran. A spec that stopped on a known upstream defect (defect names it,
 // release.Defect) is KnownDefect: the spec itself checked that the outcome
-// was the one declared. A spec that never started (no message: left out by
-// the label filter or focus) is "not selected".
+// was the one declared. A spec an interrupt stopped mid-run is CutShort. A
+// spec that never started (no message: left out by the label filter or
+// focus, or never reached after an interrupt) is "not selected".
 func Outcome(state types.SpecState, message, declared, defect string) (string, string) {
 	switch {
 	case state == types.SpecStatePassed:
 		return "passed", ""
+	case state == types.SpecStateInterrupted:
+		return CutShort, FirstLine(message)
 	case state == types.SpecStateSkipped || state == types.SpecStatePending:
 		reason := FirstLine(message)
 		switch {
@@ -348,14 +377,40 @@ func (r Report) WriteJSON(path string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// Read loads a report.json.
+// Read loads a report.json, one of an older schema as the current one.
 func Read(path string) (Report, error) {
 	var r Report
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return r, err
 	}
-	return r, json.Unmarshal(data, &r)
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, err
+	}
+	r.upgrade()
+	return r, nil
+}
+
+// upgrade reads a report written before schema 3 as one of 3: that suite
+// counted a spec an interrupt stopped mid-run as failed, with Ginkgo's
+// interrupt message for its reason, and a suite node it stopped as a suite
+// problem; an interrupted run's sign-off read them as failed requirements.
+func (r *Report) upgrade() {
+	if r.SchemaVersion >= 3 || !r.Interrupted {
+		return
+	}
+	for i, s := range r.Specs {
+		if s.State == "failed" && slices.Contains(interruptMessages, s.Reason) {
+			r.Specs[i].State = CutShort
+			r.Totals.Failed--
+			r.Totals.CutShort++
+		}
+	}
+	r.Problems = slices.DeleteFunc(r.Problems, func(p string) bool {
+		_, message, _ := strings.Cut(p, ": ")
+		return slices.Contains(interruptMessages, message)
+	})
+	r.SchemaVersion = SchemaVersion
 }
 
 // groupOf is the timeline's group of a spec: its outermost container, and

@@ -238,7 +238,7 @@ func TestSelectionNamesTheFilter(t *testing.T) {
 		spec("stopped", types.SpecStateInterrupted, "Interrupted by User"),
 		spec("never reached", types.SpecStateSkipped, ""),
 	}}, Meta{Release: "1.35"})
-	if got := stopped.Selection(); got != "interrupted: 2 of 3 specs ran before the run was stopped" {
+	if got := stopped.Selection(); got != "interrupted: 2 of 3 specs ran before the run was stopped, 1 of them cut short: neither passed nor failed" {
 		t.Errorf("selection of a stopped run %q", got)
 	}
 	all := FromGinkgo(types.Report{SpecReports: types.SpecReports{spec("runs", types.SpecStatePassed, "")}}, Meta{})

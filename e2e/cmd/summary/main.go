@@ -1,6 +1,6 @@
 // Command summary prints a report.json's closing line ("e2e: N passed, N
 // failed, N skipped") and exits non-zero when anything failed, a skip the
-// release table does not declare included.
+// release table does not declare included, or the run was interrupted.
 package main
 
 import (
@@ -16,7 +16,8 @@ Prints the report's closing line ("e2e: N passed, N failed, N skipped"), the
 specs a filter left out, any skip the release table does not declare, how
 many declared skips were out of reach of the run (an existing cluster, a
 driver of your own) and the first lines of each failure, and exits 1 when
-anything failed. The sign-off's verdict is signoff's (e2e/cmd/signoff).
+anything failed or the run was interrupted. The sign-off's verdict is
+signoff's (e2e/cmd/signoff).
 `
 
 func main() {
@@ -47,7 +48,9 @@ func main() {
 		fmt.Println(oor)
 	}
 	fmt.Println(r.Summary())
-	if r.Totals.Failed > 0 || len(r.Problems) > 0 {
+	// The specs an interrupt cut short are not failures, but a run that
+	// stopped is not a pass.
+	if r.Totals.Failed > 0 || len(r.Problems) > 0 || r.Interrupted {
 		os.Exit(1)
 	}
 }
