@@ -14,6 +14,9 @@ import (
 
 // JSONSchemaVersion is signoff.json's format; it changes when a field
 // changes meaning, so that a program comparing two sign-offs can tell.
+// Fields added since are optional and left out where zero (interrupted,
+// cutShort), so a file written before them reads as it did: a run that
+// was not interrupted.
 const JSONSchemaVersion = 1
 
 // Document is signoff.json: the verdict, the columns with their provenance,
@@ -24,6 +27,9 @@ type Document struct {
 	Verdict       string `json:"verdict"`
 	SignedOff     bool   `json:"signedOff"`
 	SignedColumns int    `json:"signedColumns"`
+	// Interrupted: a column's run was stopped (Ctrl-C); the runner that
+	// was stopped exits 130, whatever ExitCode says.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// ExitCode is what signoff exits with for this page (ExitSignedOff,
 	// ExitFailed, ExitLeftOut).
 	ExitCode     int              `json:"exitCode"`
@@ -45,8 +51,11 @@ type ColumnDoc struct {
 	GatesRead bool              `json:"gatesReadFromComponents"`
 	// Existing: the cluster was given with --kubeconfig; OwnDriver: the run
 	// claimed the devices of a driver given with DRIVER and DEVICE_CLASS.
-	Existing     bool              `json:"existingCluster"`
-	OwnDriver    bool              `json:"driverOfOwn"`
+	Existing  bool `json:"existingCluster"`
+	OwnDriver bool `json:"driverOfOwn"`
+	// Interrupted: the column's run was stopped; the specs it cut short
+	// count as not run (Totals.CutShort).
+	Interrupted  bool              `json:"interrupted,omitempty"`
 	SignedOff    bool              `json:"signedOff"`
 	Unsigned     []string          `json:"whyNotSignedOff,omitempty"`
 	Requirements Counts            `json:"requirements"`
@@ -83,14 +92,15 @@ type DefectSpecSeen struct {
 
 // Document builds signoff.json's content.
 func (m Matrix) Document() Document {
-	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), ExitCode: m.ExitCode(), Releases: m.Releases()}
+	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), Interrupted: m.interrupted(),
+		ExitCode: m.ExitCode(), Releases: m.Releases()}
 	d.SignedOff = len(m.Runs) > 0 && d.SignedColumns == len(m.Runs)
 	defects := map[string]*DefectDoc{}
 	var issues []string
 	for _, r := range m.Runs {
 		why := m.Unsigned(r)
 		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: r.Set(), Allocator: r.Allocator,
-			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), SignedOff: why == nil, Unsigned: why,
+			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), Interrupted: r.Interrupted, SignedOff: why == nil, Unsigned: why,
 			Requirements: m.Counts(r), OutOfReach: m.OutOfReachWhy(r), Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
 		for _, s := range r.Specs {

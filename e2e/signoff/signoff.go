@@ -30,14 +30,18 @@ const NoRequirement = "(no KEP requirement named)"
 // Cell is one requirement in one column; signoff.json carries it as is,
 // less the page's link.
 type Cell struct {
-	// State is passed, failed, known defect, skipped, not run, or "" (no
-	// such spec in that column).
+	// State is passed, failed, known defect, skipped, not run (also where
+	// the only specs were cut short by an interrupt), or "" (no such spec
+	// in that column).
 	State   string `json:"state"`
 	Passed  int    `json:"passed"`
 	Failed  int    `json:"failed"`
 	Skipped int    `json:"skipped"`
 	// KnownDefects counts specs that met a declared upstream defect.
 	KnownDefects int `json:"knownDefects"`
+	// CutShort counts specs an interrupt stopped mid-run: not run, never
+	// failed, so alone they leave the requirement not run.
+	CutShort int `json:"cutShort,omitempty"`
 	// OutOfReach counts the skips out of reach of the run (of Skipped),
 	// and Needs names their needs (release.Need).
 	OutOfReach int      `json:"outOfReach,omitempty"`
@@ -100,6 +104,9 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 				c.KnownDefects++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Reason))
 				c.Defects = append(c.Defects, s.Defect)
+			case report.CutShort:
+				c.CutShort++
+				c.Reasons = append(c.Reasons, report.FirstLine(s.Name+": cut short by the interrupt"))
 			}
 			m.Cells[req][r.Column()] = c
 		}
@@ -206,6 +213,10 @@ func (c Cell) summary() string {
 	case "skipped":
 		// Skipped is which of the two the requirement is in this column.
 		return c.Standing
+	case "not run":
+		if c.CutShort > 0 {
+			return fmt.Sprintf("not run (%d cut short by the interrupt)", c.CutShort)
+		}
 	}
 	return c.State
 }
@@ -311,7 +322,7 @@ func (m Matrix) provenance() []provenance {
 		rows := [][2]string{
 			{"signed off", signed},
 			{"requirements", m.countsText(r)},
-			{"result", fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)},
+			{"result", result(r)},
 			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
 			{"suite commit", orUnknown(r.SuiteCommit)},
 			{"kind", orUnknown(r.KindVersion)},
@@ -343,6 +354,16 @@ func (m Matrix) provenance() []provenance {
 		out = append(out, provenance{Column: r.Column(), Rows: rows})
 	}
 	return out
+}
+
+// result is a column's specs by outcome, with those an interrupt cut short
+// where it did.
+func result(r report.Report) string {
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)
+	if r.Totals.CutShort > 0 {
+		s += fmt.Sprintf(", %d cut short by the interrupt", r.Totals.CutShort)
+	}
+	return s
 }
 
 func orUnknown(s string) string {

@@ -217,7 +217,7 @@ func TestAPartialRunIsNeverSignedOff(t *testing.T) {
 	}
 	// Stopped, it is a failed run, not a choice of what to run.
 	r.Interrupted = true
-	if m := Build([]report.Report{r}, byRelease); m.ExitCode() != ExitFailed || !strings.Contains(m.Verdict(), "interrupted: ") {
+	if m := Build([]report.Report{r}, byRelease); m.ExitCode() != ExitFailed || !strings.Contains(m.Verdict(), "1.35 defaults: interrupted after 1 of 3 specs (") {
 		t.Errorf("interrupted: exit code %d, verdict %q", m.ExitCode(), m.Verdict())
 	}
 }

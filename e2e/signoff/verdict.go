@@ -2,6 +2,7 @@ package signoff
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,7 +24,8 @@ const (
 	// them out of reach: the release or its feature set lacks the behaviour.
 	NotApplicable = "not applicable"
 	// NotRun: no spec of it ran, not even to skip (a filter left them out,
-	// or the suite has none).
+	// an interrupt cut them short or came before them, or the suite has
+	// none).
 	NotRun = "not run"
 )
 
@@ -33,7 +35,8 @@ const (
 	// the requirements within the run's reach.
 	ExitSignedOff = 0
 	// ExitFailed: a spec failed, a column has a suite problem or no report,
-	// or a requirement of a whole run ran no spec.
+	// a run was interrupted, or a requirement of a whole run ran no spec.
+	// (The runner that was interrupted exits with its own code, 130.)
 	ExitFailed = 1
 	// ExitLeftOut: what ran passed, but the run left requirements out that
 	// it could have checked (LABELS, FOCUS or SKIP; UPGRADE=0 on a cluster
@@ -158,6 +161,12 @@ func ownDriver(r report.Report) bool {
 // signoff exits with for it.
 func (m Matrix) judge(r report.Report) ([]string, int) {
 	var why []string
+	// The interrupt comes first: it is why the column's requirements are
+	// not run. The specs it cut short are not failures (report.CutShort);
+	// a spec that failed before it is.
+	if r.Interrupted {
+		why = append(why, interruption(r))
+	}
 	if r.Totals.Failed > 0 {
 		why = append(why, fmt.Sprintf("%d failed", r.Totals.Failed))
 	}
@@ -167,14 +176,9 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	if len(why) > 0 {
 		return why, ExitFailed
 	}
-	// A run that left specs out says no more than what ran; one that was
-	// stopped is not a choice of what to run.
+	// A run that left specs out says no more than what ran.
 	if sel := r.Selection(); sel != "" {
-		code := ExitLeftOut
-		if r.Interrupted {
-			code = ExitFailed
-		}
-		return []string{sel + ", and what ran passed"}, code
+		return []string{sel + ", and what ran passed"}, ExitLeftOut
 	}
 	// A whole run in which a requirement ran no spec (not even one that
 	// skipped as declared) has a hole in the suite, not a pass.
@@ -196,6 +200,23 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	return nil, ExitSignedOff
 }
 
+// interruption is an interrupted column's reason: how many specs ran to
+// their end before the interrupt, of how many, and how many it cut short,
+// which count as not run.
+func interruption(r report.Report) string {
+	finished := len(r.Specs) - r.Totals.NotSelected - r.Totals.CutShort
+	s := fmt.Sprintf("interrupted after %d of %d specs", finished, len(r.Specs))
+	if r.Totals.CutShort > 0 {
+		s += fmt.Sprintf(", %d more cut short and counted not run", r.Totals.CutShort)
+	}
+	return s
+}
+
+// interrupted says whether a column's run was interrupted.
+func (m Matrix) interrupted() bool {
+	return slices.ContainsFunc(m.Runs, func(r report.Report) bool { return r.Interrupted })
+}
+
 func ids(rows []requirementRow) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
@@ -204,8 +225,8 @@ func ids(rows []requirementRow) []string {
 	return out
 }
 
-// Unsigned says why a column is not signed off: its failures and suite
-// problems, the specs it left out, a requirement no spec of it ran, or on
+// Unsigned says why a column is not signed off: an interrupt, its
+// failures and suite problems, the specs it left out, a requirement no spec of it ran, or on
 // a cluster the suite made one out of the run's reach; nil when it is
 // signed off.
 func (m Matrix) Unsigned(r report.Report) []string {
@@ -214,7 +235,7 @@ func (m Matrix) Unsigned(r report.Report) []string {
 }
 
 // ExitCode is what signoff exits with: ExitFailed where any column failed
-// (or there is none), else ExitLeftOut where any left requirements out,
+// or was interrupted (or there is none), else ExitLeftOut where any left requirements out,
 // else ExitSignedOff.
 func (m Matrix) ExitCode() int {
 	if len(m.Runs) == 0 {
@@ -308,18 +329,27 @@ func (m Matrix) countsText(r report.Report) string {
 }
 
 // Verdict is the page's one line: how many columns are signed off, and why
-// the others are not, with each one's requirements by standing; signed off
-// only when every column is, and then for what each column could check.
+// the others are not, with each one's requirements by standing, led by
+// "interrupted (Ctrl-C)" where a run was stopped; signed off only when
+// every column is, and then for what each column could check.
 func (m Matrix) Verdict() string {
 	signed := m.SignedColumns()
 	if signed < len(m.Runs) || len(m.Runs) == 0 {
+		head := "NOT signed off"
+		if m.interrupted() {
+			// The suite never aborts itself: a stopped run is a signal,
+			// Ctrl-C or a CI job's cancel.
+			head += ": interrupted (Ctrl-C);"
+		} else {
+			head += ":"
+		}
 		var why []string
 		for _, r := range m.Runs {
 			if w := m.Unsigned(r); w != nil {
 				why = append(why, fmt.Sprintf("%s: %s (requirements: %s)", r.Column(), strings.Join(w, "; "), m.Counts(r)))
 			}
 		}
-		return fmt.Sprintf("NOT signed off: %d of %d columns signed off; %s", signed, len(m.Runs), strings.Join(why, "; "))
+		return fmt.Sprintf("%s %d of %d columns signed off; %s", head, signed, len(m.Runs), strings.Join(why, "; "))
 	}
 	var verdict string
 	switch existing := anyExisting(m.Runs); {
