@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# break-component.sh: a control-plane component broken on purpose, to see a
+# spec fail on the behaviour it names. It builds one Kubernetes command of a
+# pinned release the way the node images build theirs (a generated module that
+# requires k8s.io/kubernetes and pins each staging module to its v0 twin,
+# gobuild's flags), with exactly one line of one module file changed, and can
+# put the binary in place of a kind cluster's static pod's own.
+#
+#   hack/break-component.sh build RELEASE COMMAND MODULE FILE SED OUT
+#       RELEASE  a pinned patch, 1.35.4
+#       COMMAND  kube-scheduler | kube-apiserver | kube-controller-manager
+#       MODULE   the module to change, k8s.io/dynamic-resource-allocation
+#                (its version is the release's twin) or k8s.io/kubernetes
+#       FILE     a file of that module, structured/internal/stable/allocator_stable.go
+#       SED      a sed expression that must change exactly one line
+#       OUT      the binary to write
+#   hack/break-component.sh install CLUSTER COMMAND BINARY
+#       mounts BINARY over the command in the static pod of CLUSTER's
+#       control-plane node and waits for the kubelet to run it
+#
+# Typical use: make cluster-up CLUSTER_NAME=broken, install, then make e2e
+# KUBECONFIG=_output/kubeconfig-broken CLUSTER_NAME=broken LABELS=... ;
+# make cluster-down CLUSTER_NAME=broken. Not for the suite's runs: a gate move
+# rewrites the manifest and drops the mount.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build() {
+	local release=$1 command=$2 module=$3 file=$4 expr=$5 out=$6
+	local twin="v0.${release#1.}" version
+	case $module in
+	k8s.io/kubernetes) version="v$release" ;;
+	k8s.io/*) version=$twin ;;
+	*) echo "break-component: $module: only k8s.io modules" >&2; return 2 ;;
+	esac
+	local work=_output/break-component/$command-$release abs
+	abs=$(realpath -m "$out")
+	rm -rf "$work" && mkdir -p "$work"
+	go mod download "k8s.io/kubernetes@v$release" "$module@$version"
+	local src dst
+	src=$(go mod download -json "$module@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	dst=$work/patched
+	cp -r "$src" "$dst" && chmod -R u+w "$dst"
+	sed -i -e "$expr" "$dst/$file"
+	local changed
+	changed=$(diff "$src/$file" "$dst/$file" | grep -c '^>' || true)
+	if [ "$changed" != 1 ]; then
+		echo "break-component: $expr changes $changed lines of $module/$file, not one" >&2
+		return 2
+	fi
+	diff -u "$src/$file" "$dst/$file" || true
+	local kdir
+	kdir=$(go mod download -json "k8s.io/kubernetes@v$release" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	{
+		printf 'module nodeimage.local/broken\n\ngo 1.25.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$release"
+		awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$kdir/go.mod" | while read -r m; do
+			if [ "$m" = "$module" ]; then printf '\t%s => ./patched\n' "$m"; else printf '\t%s => %s %s\n' "$m" "$m" "$twin"; fi
+		done
+		[ "$module" != k8s.io/kubernetes ] || printf '\tk8s.io/kubernetes => ./patched\n'
+		printf ')\n'
+	} >"$work/go.mod"
+	(cd "$work" && GOFLAGS="-mod=mod -trimpath -gcflags=all=-dwarf=false" GOWORK=off CGO_ENABLED=0 \
+		go build -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$release" -o "$abs" "k8s.io/kubernetes/cmd/$command")
+	echo "break-component: built $out ($command $release, one line of $module/$file changed)"
+}
+
+install() {
+	local command=$2 binary=$3 node=$1-control-plane manifest
+	manifest=/etc/kubernetes/manifests/$command.yaml
+	docker cp "$binary" "$node:/usr/local/bin/$command-broken"
+	# The mount goes in with the pod's own volumes; the kubelet sees the
+	# manifest change and starts the pod again from it.
+	docker exec "$node" sh -c "grep -q $command-broken $manifest || sed -i \
+		-e 's|^    volumeMounts:|    volumeMounts:\n    - mountPath: /usr/local/bin/$command\n      name: broken-binary\n      readOnly: true|' \
+		-e 's|^  volumes:|  volumes:\n  - hostPath:\n      path: /usr/local/bin/$command-broken\n      type: File\n    name: broken-binary|' $manifest"
+
+	for _ in $(seq 1 60); do
+		if docker exec "$node" sh -c "crictl ps --name $command -o json | grep -q running" 2>/dev/null &&
+			docker exec "$node" sh -c "crictl inspect \$(crictl ps -q --name $command | head -1) | grep -q $command-broken"; then
+			echo "break-component: $node runs the broken $command"
+			return 0
+		fi
+		sleep 2
+	done
+	echo "break-component: $node did not start the broken $command within 120 s" >&2
+	return 1
+}
+
+case ${1:-} in
+build) shift && [ $# = 6 ] && build "$@" ;;
+install) shift && [ $# = 3 ] && install "$@" ;;
+*)
+	sed -n '2,24p' "$0" >&2
+	exit 2
+	;;
+esac
