@@ -77,10 +77,13 @@ const DefectAdminConsumesCounters DefectCase = "kubernetes/kubernetes#140729 cou
 const DefectAdminConsumesCapacity DefectCase = "kubernetes/kubernetes#140729 capacity"
 
 // DefectDeviceTwiceInClaim: 1.33's allocator (structured/allocator.go at
-// v0.33.13) skips its in-use check for an admin-access request and never
-// records the devices admin-access requests pick, so one claim can get one
-// device for two requests: two admin-access requests, or an ordinary and
-// an admin-access one, in either order. Upstream settled that within a
+// v0.33.13) skips its in-use check for an admin-access request, in its
+// candidate loop (:823) and in allocateDevice (:997, the only check an
+// allocationMode All request meets, :789), and never records the devices
+// admin-access requests pick (:1054-1056), so one claim can get one device
+// for two requests: two admin-access requests, or an ordinary and an
+// admin-access one, in either order, and an admin-access request for every
+// device after an ordinary or an admin-access one. Upstream settled that within a
 // claim no device is used twice, with or without admin access, and fixed
 // it for 1.34 (kubernetes/kubernetes#131299, allocatingDeviceForClaim in
 // every implementation). The spec reads the cause in the claim's own
@@ -206,6 +209,15 @@ const (
 // request, a device another request of the same claim took
 // (allocatingDeviceForClaim); an ordinary request, a device in use, by
 // other claims or by any request of this allocation, admin access or not.
+// Each is logged from two places: the candidate loop of allocateOne, for an
+// ExactCount request, and allocateDevice, the only check an allocationMode
+// All request meets (allocateOne hands it its known devices with
+// must=true): at v0.35.4 stable allocator_stable.go:844/848 and
+// :1014/1018, the All path :808; the same lines in every implementation
+// and release from v0.34.4. "Device in use" is what an explicit
+// adminAccess: false meets as well: a request's admin access is
+// ptr.Deref(adminAccess, false) (exactDeviceRequestAccessor.adminAccess,
+// allocator_stable.go:1369 at v0.35.4), never whether the field is set.
 const (
 	CauseInUseInClaim = "Device in use in same claim"
 	CauseInUse        = "Device in use"

@@ -391,6 +391,19 @@ func (r Release) AdminAccessStatusFieldPath(result int) string {
 	return fmt.Sprintf("status.allocation.devices.results[%d].adminAccess", result)
 }
 
+// OrdinaryResultAdminAccess is the adminAccess a stored allocation result
+// of a request without admin access (unset or false) has, as
+// observe.AdminAccessField says it: "unset" on every release. Each
+// allocator writes the field only for an admin-access request
+// (allocateDevice: structured/allocator.go:1064-1065 at v0.33.13,
+// allocator_stable.go:1094-1095 at v0.35.4 and the same lines of every
+// implementation from v0.34.4), and kube-apiserver neither defaults it
+// (pkg/apis/resource/v1*/defaults.go) nor, with the gate on, drops it
+// (dropDisabledDRAAdminAccessFields, or ...StatusFields from 1.35,
+// pkg/registry/resource/resourceclaim/strategy.go). A stored false or
+// true would be another allocator's writing.
+func (r Release) OrdinaryResultAdminAccess() string { return "unset" }
+
 // AdminAccessDenial is the apiserver's exact denial text.
 func (r Release) AdminAccessDenial() string {
 	return fmt.Sprintf("admin access to devices requires the `%s: true` label on the containing namespace", r.AdminLabel)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 )
@@ -24,6 +25,7 @@ var corePromises = []allocationPromise{
 	{text: "satisfies allocationMode All with admin access while every device of the node is in use", kep: "allocationMode All with admin access while every device is in use", run: allModeWhileAllInUse},
 	{text: "runs an admin-access DaemonSet on every node with devices while ordinary pods hold them all", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
 	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
+	{text: "allocates an explicit adminAccess: false as an ordinary request: refused a device in use, given a free one without admin access", kep: "adminAccess unset or false asks for no admin access and needs no label", run: explicitFalseIsOrdinary},
 }
 
 // Each promise needs every device of a node to itself (it holds them all,
@@ -178,4 +180,54 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(devicesOn(pod.Spec.NodeName)), gomega.HaveEach(true)))
 	}
 	expectAllUndisturbed(ctx, holders, before)
+}
+
+// explicitFalseIsOrdinary: every implementation reads a request's admin
+// access as ptr.Deref(adminAccess, false), so an explicit false meets the
+// in-use check as an unset field does ("Device in use",
+// release.CauseInUse), and writes adminAccess into a result only for
+// admin access, so the stored result has none
+// (release.Release.OrdinaryResultAdminAccess). An allocator that took the
+// field's presence for admin access would give the held device, with
+// adminAccess: true. The allocators group runs this under every other
+// implementation, where authz's explicit-false spec runs only on the
+// cluster's default one.
+func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
+	b := newBuilder(f)
+	node := devicesNode(ctx)
+	holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
+	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	before := snapshot(ctx, holder)
+
+	// Labelled, so that a result an allocator wrote with adminAccess: true
+	// is stored and read below rather than refused by kube-apiserver's
+	// status check, which would leave the pod waiting for another reason;
+	// that false needs no label is authz's spec.
+	labelForAdmin(ctx, f.Namespace.Name)
+	claim, err := b.CreateClaim(ctx, b.Claim(builder.NoAdminAccess()))
+	framework.ExpectNoError(err)
+	// Without the stored false this spec would check an unset field.
+	gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"false"}), "claim %s's requests[].adminAccess as stored", claim.Name)
+	pod, err := b.CreatePod(ctx, builder.OnNode(b.Pod(builder.UsingClaim(claim)), node))
+	framework.ExpectNoError(err)
+
+	ginkgo.By("while every device of the node is in use, the adminAccess: false claim is refused them all")
+	if got, _ := allocatedOrRefused(ctx, b, pod, claim.Name); got != nil {
+		framework.Failf("claim %s (adminAccess: false) was allocated %v with results' adminAccess %v (%s allocator) while claim %s holds every device of %s: false is no admin access, so it must wait",
+			claim.Name, observe.AllocatedDevices(got), observe.ResultsAdminAccessFields(got), env.Allocator(), held.Name, node)
+	}
+	if nodesReachable() {
+		expectAllocatorLogged(ctx, pod, "", release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request")
+	}
+	expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
+	expectUndisturbed(ctx, holder, before)
+
+	ginkgo.By("the holder goes: the waiting claim gets a device, its result stored without admin access")
+	deletePod(ctx, holder)
+	deleteClaim(ctx, b, held)
+	vars := expectRunning(ctx, b, pod)
+	allocated := allocatedClaim(ctx, b, claim.Name)
+	gomega.Expect(observe.ResultsAdminAccessFields(allocated)).To(gomega.Equal([]string{env.Rel.OrdinaryResultAdminAccess()}),
+		"status.allocation.devices.results[].adminAccess of claim %s (adminAccess: false) as stored on Kubernetes %s (%s allocator)", allocated.Name, env.Rel.Minor, env.Allocator())
+	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the pod of the adminAccess: false claim")
 }

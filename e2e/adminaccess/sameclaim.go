@@ -26,13 +26,21 @@ import (
 // (allocatingDeviceForClaim) and passes over such a device for an
 // admin-access request with "Device in use in same claim"; an ordinary
 // request meets a device an admin-access request of the claim took as any
-// device in use ("Device in use"). 1.33's allocator skips both checks for
-// admin access, and gives the device twice: the release table declares that.
+// device in use ("Device in use"). Each implementation makes both checks in
+// two places: its candidate loop (allocateOne), which is all an ExactCount
+// request meets before allocateDevice, and allocateDevice, which is the
+// only one an allocationMode All request meets (its devices are known, so
+// allocateOne hands each straight to allocateDevice, must=true). 1.33's
+// allocator skips both checks for admin access and records no device an
+// admin-access request picks, so it gives the device twice in every shape
+// below: the release table declares that.
 //
-// Three shapes on one node, for any driver (a request for all of the
+// Five shapes on one node, for any driver (a request for all of the
 // node's devices needs no attribute to aim at one): two admin-access
 // requests; an ordinary request for all devices, then an admin-access
-// one; and an admin-access request, then an ordinary one for all devices.
+// one; an admin-access request, then an ordinary one for all devices; and
+// an ordinary or an admin-access request, then an admin-access one for all
+// devices, which only allocateDevice's check refuses.
 func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
 	node := devicesNode(ctx)
@@ -105,18 +113,30 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		what     string
 		requests [][]builder.RequestOption
 		cause    string // what the allocator logs for the later request
+		one      int    // the request for one device: where 1.33 gives the device twice, its device is the one
 	}{
 		{"an admin-access request is refused every device an ordinary request of the same claim takes",
-			[][]builder.RequestOption{{builder.AllDevices()}, {builder.AdminAccess()}}, release.CauseInUseInClaim},
+			[][]builder.RequestOption{{builder.AllDevices()}, {builder.AdminAccess()}}, release.CauseInUseInClaim, 1},
 		{"an ordinary request for every device is refused the one an admin-access request of the same claim took",
-			[][]builder.RequestOption{{builder.AdminAccess()}, {builder.AllDevices()}}, release.CauseInUse},
+			[][]builder.RequestOption{{builder.AdminAccess()}, {builder.AllDevices()}}, release.CauseInUse, 0},
+		{"an admin-access request for every device is refused the one an ordinary request of the same claim took",
+			[][]builder.RequestOption{{}, {builder.AllDevices(), builder.AdminAccess()}}, release.CauseInUseInClaim, 0},
+		{"an admin-access request for every device is refused the one another admin-access request of the same claim took",
+			[][]builder.RequestOption{{builder.AdminAccess()}, {builder.AllDevices(), builder.AdminAccess()}}, release.CauseInUseInClaim, 0},
 	} {
 		ginkgo.By(sh.what)
 		claim, pod := start(sh.requests...)
 		got, refusal := allocatedOrRefused(ctx, b, pod, claim.Name)
 		switch {
 		case declared && got != nil:
-			gomega.Expect(doubled(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s should get a device for both requests, got %v", defect.Issue, env.Rel.Minor, claim.Name, given(got))
+			// The defect exactly: the request for every device got all
+			// of them, and the one device the other request got is the
+			// only one named twice.
+			all, one := builder.RequestNameAt(1-sh.one), builder.RequestNameAt(sh.one)
+			gomega.Expect(devicesOf(got, all)).To(gomega.HaveLen(devicesOn(node)), "%s is declared for Kubernetes %s: claim %s's request %s for every device of %s should get all %d, got %v",
+				defect.Issue, env.Rel.Minor, claim.Name, all, node, devicesOn(node), given(got))
+			gomega.Expect(doubled(got)).To(gomega.Equal(devicesOf(got, one)), "%s is declared for Kubernetes %s: claim %s should get for both requests the device of request %s and no other twice, got %v",
+				defect.Issue, env.Rel.Minor, claim.Name, one, given(got))
 			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(given(got), ", ")))
 			deletePod(ctx, pod)
 			deleteClaim(ctx, b, got)
@@ -142,6 +162,17 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
 			"kube-scheduler's %s allocator gave %s: %s", allocator, release.CauseDeviceTwice, strings.Join(twice, "; "))))
 	}
+}
+
+// devicesOf lists pool/device of each result of request in an allocated claim.
+func devicesOf(c *resourceapi.ResourceClaim, request string) []string {
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.Request == request {
+			out = append(out, r.Pool+"/"+r.Device)
+		}
+	}
+	return out
 }
 
 // nodeDevices names the node's devices of the class, pool/device.

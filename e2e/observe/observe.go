@@ -37,6 +37,19 @@ func AdminAccessResults(c *resourceapi.ResourceClaim) []bool {
 	return out
 }
 
+// ResultsAdminAccessFields lists AdminAccessField of each allocation result
+// of the claim, so that a stored false reads apart from an unset field.
+func ResultsAdminAccessFields(c *resourceapi.ResourceClaim) []string {
+	if c.Status.Allocation == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, AdminAccessField(r.AdminAccess))
+	}
+	return out
+}
+
 // AllocatedDevices lists "pool/device" of a claim's allocation.
 func AllocatedDevices(c *resourceapi.ResourceClaim) []string {
 	if c.Status.Allocation == nil {

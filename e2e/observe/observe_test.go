@@ -45,6 +45,19 @@ func TestRequestsAdminAccessFieldsSayWhatWasStored(t *testing.T) {
 	}
 }
 
+func TestResultsAdminAccessFieldsSayWhatWasStored(t *testing.T) {
+	c := &resourceapi.ResourceClaim{}
+	if ResultsAdminAccessFields(c) != nil {
+		t.Fatal("no allocation: no results")
+	}
+	c.Status.Allocation = &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
+		{Device: "dev-0", AdminAccess: ptr.To(true)}, {Device: "dev-1", AdminAccess: ptr.To(false)}, {Device: "dev-2"},
+	}}}
+	if got := ResultsAdminAccessFields(c); strings.Join(got, ",") != "true,false,unset" {
+		t.Errorf("got %v", got)
+	}
+}
+
 func TestSharesSayWhatEachResultConsumes(t *testing.T) {
 	c := &resourceapi.ResourceClaim{}
 	if Shares(c, "memory") != nil {
