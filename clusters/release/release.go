@@ -53,6 +53,23 @@ type Metrics struct {
 	// Owner labels the creation counter with the claim's owner (1.37:
 	// owner_api_group, owner_api_kind: "", "Pod" for a pod's claims).
 	OwnerLabels bool
+	// SchedulerCreates is kube-scheduler's counter of the claims it
+	// creates for a pod's extended resources, registered where
+	// DRAExtendedResource is on; "" where kube-scheduler has none (1.33,
+	// and 1.34, whose DynamicResources plugin creates the claim uncounted).
+	// 1.35 and 1.36: scheduler_resourceclaim_creates_total{status}
+	// (pkg/scheduler/metrics/metrics.go:425 at v1.35.4, :466 at v1.36.3),
+	// incremented by createExtendedResourceClaimInAPI after its create
+	// call (extendeddynamicresources.go:553-556 at v1.35.4, :550-553 at
+	// v1.36.3). 1.37: kube-controller-manager's own counter, the same
+	// name and labels (ResourceClaimCreatesTotal =
+	// resourceclaimmetrics.ResourceClaimCreate, metrics.go:189 at v1.37.2),
+	// which the plugin counts as status, "false", "", "Pod"
+	// (extendeddynamicresources.go:551-554).
+	SchedulerCreates string
+	// SchedulerCreatesLabelled: SchedulerCreates carries admin_access and
+	// the owner labels (1.37), not only status.
+	SchedulerCreatesLabelled bool
 }
 
 // Release is one supported Kubernetes minor release.
@@ -179,6 +196,13 @@ func withSource(m Metrics) Metrics { m.SourceLabel = true; return m }
 
 func forgettingDeleted(m Metrics) Metrics { m.UnschedulableForgetsDeleted = true; return m }
 
+// countingSchedulerCreates is 1.35's and 1.36's kube-scheduler counter of
+// the claims it makes for extended resources (Metrics.SchedulerCreates).
+func countingSchedulerCreates(m Metrics) Metrics {
+	m.SchedulerCreates = "scheduler_resourceclaim_creates_total"
+	return m
+}
+
 // metricsDRA are 1.37's names: kube-controller-manager's claim metrics moved to
 // the dynamic_resource_allocation subsystem (the counter into
 // k8s.io/dynamic-resource-allocation/resourceclaim/metrics, the gauge in
@@ -190,6 +214,8 @@ var metricsDRA = Metrics{
 	Labelled:                    true,
 	SourceLabel:                 true,
 	OwnerLabels:                 true,
+	SchedulerCreates:            "dynamic_resource_allocation_resourceclaim_creates_total",
+	SchedulerCreatesLabelled:    true,
 	SchedulerPending:            "scheduler_pending_pods",
 	SchedulerUnschedulable:      "scheduler_unschedulable_pods",
 	UnschedulableForgetsDeleted: true,
@@ -244,7 +270,7 @@ var table = map[string]Release{
 		Allocators:   allocators135,
 		FeatureMoves: moves135,
 		Sets:         sets135,
-		Metrics:      withSource(metricsLabelled),
+		Metrics:      countingSchedulerCreates(withSource(metricsLabelled)),
 	},
 	"1.36": {
 		Minor: "1.36", Version: "1.36.3",
@@ -264,7 +290,7 @@ var table = map[string]Release{
 		// v1.36.3's AllocatorFeatures has no ListTypeAttributes.
 		SchedulerIgnores:  []Feature{FeatureListTypeAttributes},
 		ExtendedResources: true,
-		Metrics:           forgettingDeleted(withSource(metricsLabelled)),
+		Metrics:           countingSchedulerCreates(forgettingDeleted(withSource(metricsLabelled))),
 	},
 	// Read in the v1.37.2 module: the gate is still GA and locked (removal
 	// planned for 1.39), the label key and denial text are 1.36's, v1 is the

@@ -117,6 +117,24 @@ func TestUnschedulableGaugeForgetsDeletedPodsFrom136(t *testing.T) {
 	}
 }
 
+// kube-scheduler counts the claims it makes for extended resources from
+// 1.35, under its own name until 1.37 takes kube-controller-manager's
+// counter, labels and all.
+func TestSchedulerCountsItsExtendedResourceClaimsFrom135(t *testing.T) {
+	want := map[string]string{"1.33": "", "1.34": "", "1.35": "scheduler_resourceclaim_creates_total",
+		"1.36": "scheduler_resourceclaim_creates_total", "1.37": "dynamic_resource_allocation_resourceclaim_creates_total"}
+	for _, m := range Minors() {
+		r, _ := Get(m)
+		if r.Metrics.SchedulerCreates != want[m] || r.Metrics.SchedulerCreatesLabelled != (m >= "1.37") {
+			t.Errorf("%s: SchedulerCreates %q labelled %t", m, r.Metrics.SchedulerCreates, r.Metrics.SchedulerCreatesLabelled)
+		}
+	}
+	r137, _ := Get("1.37")
+	if r137.Metrics.SchedulerCreates != r137.Metrics.CreatesTotal {
+		t.Error("1.37's kube-scheduler registers kube-controller-manager's counter")
+	}
+}
+
 func Test137RenamedTheClaimMetrics(t *testing.T) {
 	r136, _ := Get("1.36")
 	r137, _ := Get("1.37")

@@ -122,7 +122,6 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	// spec's alone (a kube-scheduler of the spec's own is quiet at once).
 	eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
 		"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
-	const baseline = 0.0
 	// The reason these pods wait is admin access's own (the scheduler's
 	// gate is off). The allocator refuses with an error, which the
 	// DynamicResources plugin returns as an error status (statusError in
@@ -130,15 +129,41 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	// in scheduler_pending_pods, and scheduler_unschedulable_pods does not
 	// count them (seen on 1.35.4: the gauge stayed 0 with both pods waiting).
 	dra := map[string]string{"plugin": "DynamicResources", "profile": sched.profile}
+	name := env.Rel.Metrics.SchedulerUnschedulable
 	unschedulable := func(ctx context.Context) (float64, error) {
 		fams, err := sched.scrape(ctx)
 		if err != nil {
 			return 0, err
 		}
-		return fams.Sum(env.Rel.Metrics.SchedulerUnschedulable, dra), nil
+		return fams.Sum(name, dra), nil
 	}
-	unschedulableBefore, err := unschedulable(ctx)
+	// A scheduler that never counted a pod serves no series of the gauge,
+	// and an absent series reads 0 before and after whatever happens. So a
+	// pod this scheduler must count comes first: its ordinary claim asks
+	// for a device no node has (index 99), which the allocator, gate or
+	// not, finds nowhere, and the plugin returns as unschedulable. Its
+	// series must then be served, one higher, and stay so while the
+	// admin-access pods wait. (The cluster's kube-scheduler may count pods
+	// of earlier specs still: before 1.36 it never forgets a deleted one,
+	// release.Metrics.UnschedulableForgetsDeleted.)
+	start, err := unschedulable(ctx)
 	framework.ExpectNoError(err)
+	control, err := b.CreateClaim(ctx, b.Claim(builder.DeviceIndex(99)))
+	framework.ExpectNoError(err)
+	controlPod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(control)))
+	framework.ExpectNoError(err)
+	expectCannotAllocate(ctx, controlPod)
+	unschedulableBefore := start + 1
+	eventuallyScraped(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(unschedulableBefore),
+		"%s{plugin=\"DynamicResources\",profile=%q} counts pod %s, whose claim no device matches", name, sched.profile, controlPod.Name)
+	fams, err := sched.scrape(ctx)
+	framework.ExpectNoError(err)
+	expectFamily(fams, name)
+	gomega.Expect(fams.Series(name)).To(gomega.HaveKey(metrics.Key(dra)), "%s serves the series of kube-scheduler %s's DynamicResources plugin", name, sched.profile)
+	// The control pod waits too, in scheduler_pending_pods, till the end.
+	baseline := 1.0
+	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline),
+		"%s counts pod %s", env.Rel.Metrics.SchedulerPending, controlPod.Name)
 
 	const waiting = 2
 	var pods []*corev1.Pod
@@ -156,8 +181,8 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 		"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
 	consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(unschedulableBefore),
-		"%s{plugin=\"DynamicResources\"} does not count pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
-		env.Rel.Metrics.SchedulerUnschedulable, env.Rel.Minor)
+		"%s{plugin=\"DynamicResources\"} counts pod %s alone, not the pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
+		name, controlPod.Name, env.Rel.Minor)
 	for i, c := range claims {
 		stored, err := b.GetClaim(ctx, c.Name)
 		framework.ExpectNoError(err)
@@ -169,5 +194,6 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	for _, p := range pods {
 		gomega.Expect(expectRunning(ctx, b, p)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 	}
-	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them")
+	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting them (pod %s still waits)", controlPod.Name)
+	deletePod(ctx, controlPod)
 }

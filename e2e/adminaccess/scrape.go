@@ -68,6 +68,16 @@ func (s *scraper) controllerManager(ctx context.Context) (metrics.Families, erro
 	return s.Scrape(ctx, metrics.ControllerManager, s.node)
 }
 
+// scheduler reads the kube-scheduler that schedules the running spec's
+// pods: an allocator scheduler of the suite's (specScheduler), whose
+// counters are its process's own, or the cluster's.
+func (s *scraper) scheduler(ctx context.Context) (metrics.Families, error) {
+	if specScheduler != "" {
+		return s.ScrapePod(ctx, schedulerSystemNamespace, specScheduler, metrics.Scheduler.Port)
+	}
+	return s.Scrape(ctx, metrics.Scheduler, s.node)
+}
+
 // creates is the creation counters by outcome, as the release names them.
 // AdminFailure is the part of Failure labelled admin_access="true" (1.34+).
 type creates struct{ AdminSuccess, OrdinarySuccess, Failure, AdminFailure float64 }
@@ -122,15 +132,20 @@ func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
 		return out, nil
 	}
 	var claims []metrics.Claim
-	for _, c := range list.Items {
-		claims = append(claims, metrics.Claim{
-			Allocated:        c.Status.Allocation != nil,
-			AdminAccess:      observe.RequestsAdminAccess(&c),
-			FromTemplate:     c.Annotations["resource.kubernetes.io/pod-claim-name"] != "",
-			ExtendedResource: c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true",
-		})
+	for i := range list.Items {
+		claims = append(claims, gaugeClaim(&list.Items[i]))
 	}
 	return metrics.ExpectedClaimGauge(claims, env.Rel.Metrics.SourceLabel), nil
+}
+
+// gaugeClaim is what the resource_claims gauge reads of a claim.
+func gaugeClaim(c *resourceapi.ResourceClaim) metrics.Claim {
+	return metrics.Claim{
+		Allocated:        c.Status.Allocation != nil,
+		AdminAccess:      observe.RequestsAdminAccess(c),
+		FromTemplate:     c.Annotations["resource.kubernetes.io/pod-claim-name"] != "",
+		ExtendedResource: c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] == "true",
+	}
 }
 
 // scrapePoll is how often a wait on a metric looks, in place of poll: each

@@ -56,15 +56,7 @@ func (f Families) Sum(name string, labels map[string]string) float64 {
 	}
 	total := 0.0
 	for _, m := range fam.Metric {
-		have := labelsOf(m)
-		match := true
-		for k, v := range labels {
-			if have[k] != v {
-				match = false
-				break
-			}
-		}
-		if match {
+		if includes(labelsOf(m), labels) {
 			total += value(m)
 		}
 	}
@@ -77,17 +69,33 @@ func (f Families) Has(name string) bool { _, ok := f[name]; return ok }
 // Series returns every sample of a family keyed by its labels rendered as
 // "k=v,k=v" (sorted), leaving out zero-valued series.
 func (f Families) Series(name string) map[string]float64 {
+	return f.SeriesWith(name, nil)
+}
+
+// SeriesWith is Series of the samples whose labels include every given
+// label: the part of a gauge one kind of object makes up.
+func (f Families) SeriesWith(name string, labels map[string]string) map[string]float64 {
 	out := map[string]float64{}
 	fam, ok := f[name]
 	if !ok {
 		return out
 	}
 	for _, m := range fam.Metric {
-		if v := value(m); v != 0 {
-			out[Key(labelsOf(m))] += v
+		have := labelsOf(m)
+		if v := value(m); v != 0 && includes(have, labels) {
+			out[Key(have)] += v
 		}
 	}
 	return out
+}
+
+func includes(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Key renders labels as "k=v,k=v", sorted by name.
@@ -112,6 +120,28 @@ type Claim struct {
 	ExtendedResource bool
 }
 
+// Source values of the resource_claims gauge (1.35+): a claim kube-scheduler
+// made for a pod's extended resources (annotation
+// resource.kubernetes.io/extended-resource-claim "true"), one
+// kube-controller-manager made from a pod's template, or a user's.
+const (
+	SourceExtendedResource = "extended_resource"
+	SourceTemplate         = "resource_claim_template"
+	SourceUser             = ""
+)
+
+// Source is the claim's source label; the extended-resource annotation
+// wins over the template's, as in the collector.
+func (c Claim) Source() string {
+	switch {
+	case c.ExtendedResource:
+		return SourceExtendedResource
+	case c.FromTemplate:
+		return SourceTemplate
+	}
+	return SourceUser
+}
+
 // ExpectedClaimGauge is resource_claims as kube-controller-manager of 1.34+
 // computes it from its claim cache (pkg/controller/resourceclaim/controller.go,
 // customCollector): one series per (allocated, admin_access[, source]).
@@ -120,14 +150,7 @@ func ExpectedClaimGauge(claims []Claim, withSource bool) map[string]float64 {
 	for _, c := range claims {
 		labels := map[string]string{"allocated": fmt.Sprint(c.Allocated), "admin_access": fmt.Sprint(c.AdminAccess)}
 		if withSource {
-			switch {
-			case c.ExtendedResource:
-				labels["source"] = "extended_resource"
-			case c.FromTemplate:
-				labels["source"] = "resource_claim_template"
-			default:
-				labels["source"] = ""
-			}
+			labels["source"] = c.Source()
 		}
 		out[Key(labels)]++
 	}

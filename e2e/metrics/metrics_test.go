@@ -75,6 +75,29 @@ func TestExpectedClaimGauge(t *testing.T) {
 	}
 }
 
+// The part of the gauge one source makes up, as a spec beside others
+// reads it: the other sources' series are left out, and so are zeros.
+func TestSeriesWithOneSource(t *testing.T) {
+	f, _ := Parse(strings.NewReader(scrape + `resourceclaim_controller_resource_claims{admin_access="false",allocated="true",source="extended_resource"} 2
+resourceclaim_controller_resource_claims{admin_access="true",allocated="true",source="extended_resource"} 0
+`))
+	got := f.SeriesWith("resourceclaim_controller_resource_claims", map[string]string{"source": SourceExtendedResource})
+	want := map[string]float64{"admin_access=false,allocated=true,source=extended_resource": 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SeriesWith = %v", got)
+	}
+	claims := []Claim{{Allocated: true, ExtendedResource: true, FromTemplate: true}, {Allocated: true, ExtendedResource: true}, {AdminAccess: true}}
+	var extended []Claim
+	for _, c := range claims {
+		if c.Source() == SourceExtendedResource {
+			extended = append(extended, c)
+		}
+	}
+	if e := ExpectedClaimGauge(extended, true); !reflect.DeepEqual(e, want) {
+		t.Fatalf("expected from the extended-resource claims: %v", e)
+	}
+}
+
 func TestParseRejectsGarbage(t *testing.T) {
 	if _, err := Parse(strings.NewReader("metric{ 1\n")); err == nil {
 		t.Fatal("want parse error")

@@ -63,6 +63,7 @@ var All = []Requirement{
 	{"KEP5018-METRICS-03", "resourceclaim_controller_resource_claims shows admin-access claims and their allocation"},
 	{"KEP5018-METRICS-04", "kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources"},
 	{"KEP5018-METRICS-05", "metrics stay truthful while the controller cannot serve admin access"},
+	{"KEP5018-METRICS-06", "claims kube-scheduler makes for extended resources are counted ordinary, by source"},
 	{"KEP5018-DRIVER-01", "drivers publish devices in ResourceSlices (KEP-4381)"},
 	{"KEP5018-DRIVER-02", "ordinary claims get exclusive devices, adminAccess false"},
 	{"KEP5018-DRIVER-03", "drivers prepare and unprepare allocated claims"},
