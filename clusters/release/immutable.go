@@ -36,6 +36,22 @@ func (r Release) immutableSpecPrint(kind string) SpecPrint {
 	}
 }
 
+// ImmutableSpecValidator names the validator whose message the refusal of
+// a changed spec of kind carries, for failure messages: on v1.37.2 a
+// claim's is the declarative +k8s:immutable on ResourceClaim.Spec (beta,
+// enforced), which replaces the hand-written one it covers; elsewhere the
+// hand-written ValidateImmutableField at "spec".
+func (r Release) ImmutableSpecValidator(kind string) string {
+	switch r.immutableSpecPrint(kind) {
+	case SpecPrintNull:
+		return "the declarative +k8s:immutable (beta, enforced)"
+	case SpecPrintGo:
+		return "the hand-written ValidateImmutableField, value printed with %#v"
+	default:
+		return "the hand-written ValidateImmutableField, value printed as JSON"
+	}
+}
+
 // ImmutableSpecValue is what the refusal's value must contain for a spec
 // whose first request's adminAccess is now v ("true", "false" or "null"):
 // with the value printed as JSON, that field; in Go, the internal type's
@@ -52,5 +68,55 @@ func (r Release) ImmutableSpecValue(kind, v string) (text string, exact bool) {
 		return "null", true
 	default:
 		return fmt.Sprintf(`"AdminAccess":%s`, v), false
+	}
+}
+
+// AllocationRefusal is how kube-apiserver refuses a status update that
+// changes a claim's status.allocation once it is set: 422 Invalid, one
+// cause at "status.allocation", whatever the release. Which validator
+// writes the cause, and so its value and detail, differs:
+//
+//   - v1.33.13-v1.36.3: the hand-written ValidateResourceClaimStatusUpdate
+//     (pkg/apis/resource/validation/validation.go, "Updates to a populated
+//     status.Allocation are not allowed": ValidateImmutableField at
+//     status.allocation), "field is immutable", with the new allocation
+//     printed as the release prints an internal type (SpecPrint: %#v on
+//     1.33, JSON with Go field names from 1.34). 1.35 and 1.36 also run the
+//     declarative +k8s:update=NoModify on status.allocation, but only in the
+//     shadow (1.35: DeclarativeValidationTakeover off by default; 1.36: the
+//     tag is alpha), so the hand-written error is the one returned.
+//   - v1.37.2: the tag is beta and DeclarativeValidationBeta is on by
+//     default, so the declarative error replaces the hand-written one, which
+//     is marked as covered by it (validate.FilterCoveredHandwrittenErrors):
+//     validate.UpdatePointer's NoModify, "field cannot be modified once set",
+//     with no value ("Invalid value: null").
+//
+// The refusal is the promise; the value and the detail only say which
+// validator kept it.
+type AllocationRefusal struct {
+	// Value is what the printed value must contain (Exact: be).
+	Value string
+	Exact bool
+	// Detail is the text after the value.
+	Detail string
+	// Validator names the validator that printed it, for failure messages.
+	Validator string
+}
+
+// ImmutableAllocation is the release's refusal of a status update whose
+// new allocation, printed as JSON with Go field names, contains shows (a
+// fragment that tells the rewritten allocation from the granted one:
+// `"Device":"gpu-1"`, `"AdminAccess":false`, `"Results":null`).
+func (r Release) ImmutableAllocation(shows string) AllocationRefusal {
+	switch r.Minor {
+	case "1.33":
+		// %#v of the dereferenced *resource.AllocationResult: its results
+		// are values, but adminAccess is a pointer (printed as an address),
+		// so only the type shows reliably.
+		return AllocationRefusal{Value: "resource.AllocationResult{", Detail: "field is immutable", Validator: "the hand-written ValidateImmutableField, value printed with %#v"}
+	case "1.37":
+		return AllocationRefusal{Value: "null", Exact: true, Detail: "field cannot be modified once set", Validator: "the declarative +k8s:update=NoModify (beta, enforced)"}
+	default:
+		return AllocationRefusal{Value: shows, Detail: "field is immutable", Validator: "the hand-written ValidateImmutableField, value printed as JSON"}
 	}
 }

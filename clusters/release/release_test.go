@@ -528,3 +528,28 @@ func TestDefectsFixedFor135AreDeclaredFor134Only(t *testing.T) {
 		}
 	}
 }
+
+// A rewritten allocation is refused by the hand-written check up to 1.36
+// (its value printed as each release prints an internal type) and by the
+// declarative NoModify on 1.37, which prints no value.
+func TestImmutableAllocationFollowsEachReleasesValidator(t *testing.T) {
+	for _, c := range []struct {
+		minor, value, detail string
+		exact                bool
+	}{
+		{"1.33", "resource.AllocationResult{", "field is immutable", false},
+		{"1.34", `"AdminAccess":false`, "field is immutable", false},
+		{"1.35", `"AdminAccess":false`, "field is immutable", false},
+		{"1.36", `"AdminAccess":false`, "field is immutable", false},
+		{"1.37", "null", "field cannot be modified once set", true},
+	} {
+		r, err := Get(c.minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.ImmutableAllocation(`"AdminAccess":false`)
+		if got.Value != c.value || got.Exact != c.exact || got.Detail != c.detail || got.Validator == "" {
+			t.Errorf("%s: %+v, want value %q exact=%t detail %q and a validator", c.minor, got, c.value, c.exact, c.detail)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
+	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -70,6 +71,31 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
 		consistentlyScraped(ctx, s.createsSince(before)).WithTimeout(stableFor).Should(gomega.Equal(creates{}))
+	})
+
+	// needsAdminAccess in controller.go refuses a template only for a
+	// request that says true (ptr.Deref(AdminAccess, false), 1.33-1.35; the
+	// group runs only where the gate can be switched off): false asks for no
+	// admin access, so the controller without the gate makes the claim as
+	// for an unset field. The namespace has no label, which false needs
+	// none of, so only a gate check that read false as asking could refuse.
+	it("makes the claim of a template whose request says adminAccess: false, keeps the false, and runs its pod without admin access", ginkgo.Label("skew"), kep("adminAccess unset or false asks for no admin access and needs no label"), func(ctx context.Context) {
+		requireGateSwitching(ctx)
+		b := newBuilder(f)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.NoAdminAccess()))
+		framework.ExpectNoError(err)
+		// kube-apiserver has the gate: it keeps the field as sent.
+		gomega.Expect(observe.RequestsAdminAccessFields(tmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"false"}), "template %s's requests[].adminAccess as stored", tmpl.Name)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
+		framework.ExpectNoError(err)
+		// Where the controller refused, the pod stays Pending and its last
+		// events, which expectRunning prints, carry the refusal.
+		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), false, "the pod of a template that says adminAccess: false")
+		claim := podClaim(ctx, b, pod)
+		gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"false"}),
+			"claim %s, made by kube-controller-manager without the gate from template %s: requests[].adminAccess as stored", claim.Name, tmpl.Name)
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}), "status.allocation.devices.results[].adminAccess of claim %s", claim.Name)
+		gomega.Expect(podEvents(ctx, pod)).NotTo(gomega.ContainElement(controllerGateOffEvent(tmpl)), "pod %s's events: the controller never refused its template", pod.Name)
 	})
 
 	it(daemonSetPendingSpec, ginkgo.Label("daemonset"), kep("the DaemonSet controller tolerates pods that must stay Pending"), func(ctx context.Context) {

@@ -38,6 +38,7 @@ var All = []Requirement{
 	{"KEP5018-AUTHZ-09", "adminAccess unset or false asks for no admin access and needs no label"},
 	{"KEP5018-AUTHZ-10", "SLO: 100% of unauthorized attempts are denied"},
 	{"KEP5018-AUTHZ-11", "adminAccess cannot be set, flipped or dropped after creation: claim and template specs are immutable"},
+	{"KEP5018-AUTHZ-12", "a granted allocation cannot be rewritten: status.allocation is immutable once set"},
 	{"KEP5018-ALLOC-01", "admin access reaches devices already in use without taking them"},
 	{"KEP5018-ALLOC-02", "devices under admin access stay available to ordinary claims"},
 	{"KEP5018-ALLOC-03", "allocationMode All with admin access while every device is in use"},
