@@ -99,6 +99,12 @@ func (w *Watcher) handle(inf cache.SharedIndexInformer, seen, gone func(any)) {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return
 		}
+		// A refusal is an answer: the run's credentials may not watch
+		// that (a suite's Job with fewer rights); that part goes unwatched.
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			w.cfg.Logf("cluster watch: not allowed to watch, left unwatched: %v", err)
+			return
+		}
 		w.tracker.Observe(apiserverKey, "kube-apiserver", false, "not answering the suite's client ("+firstLine(err.Error())+")", time.Now())
 	})
 }
