@@ -57,6 +57,11 @@ type Cluster struct {
 	// that a slow switch or gate move says where its time went; nil
 	// discards them. Create sets it to Options.Progress.
 	Progress io.Writer
+	// Moves, where set, hears of each restart and release switch as it
+	// begins, and is called back as it ends (moves.go).
+	Moves func(what string) (end func())
+	// leftDown ends the moves of restarts that did not wait (moves.go).
+	leftDown []func()
 	provider *cluster.Provider
 	// ways is the caller every restart goes through (restarter.go), with
 	// what it learnt of this cluster: whether the fast restart fits it.

@@ -41,6 +41,9 @@ func (s Step) String() string {
 // are never restarted by the suite: a kubelet restart leaves them running.
 func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBits) ([]Step, error) {
 	to := bits.Release
+	// The whole switch: etcd's pin restarts etcd, and the control plane
+	// settles after the restarts (each also announced on its own).
+	defer c.moving("release switch from " + c.Release.Minor + " to " + to.Minor)()
 	upgrade := to.Minor > c.Release.Minor
 	cp, err := c.ControlPlane()
 	if err != nil {

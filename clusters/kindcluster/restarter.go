@@ -235,11 +235,13 @@ func (c *Cluster) restarts() *restarters {
 
 // restart puts ch in force (restarters.restart).
 func (c *Cluster) restart(ctx context.Context, ch change) (Restart, error) {
+	defer c.restartMove(ch)()
 	return c.restarts().restart(ctx, ch)
 }
 
 // restartKubelet restarts the kubelet on n (restarters.restartKubelet).
 func (c *Cluster) restartKubelet(ctx context.Context, n nodes.Node, prepare string, args ...string) error {
+	defer c.kubeletMove(n.String())()
 	return c.restarts().restartKubelet(ctx, n, prepare, args...)
 }
 

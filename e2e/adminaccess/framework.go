@@ -78,6 +78,9 @@ func newFramework(name string) *framework.Framework {
 // any driver (see driverview.go); a spec in it that reads the bundled
 // driver's contract calls requireBundledDriver itself.
 func newAnyDriverFramework(name string) *framework.Framework {
+	// Before the framework's own BeforeEach (it makes the namespace): a
+	// spec that would start on a cluster broken under the run fails at once.
+	ginkgo.BeforeEach(failIfBroken)
 	f := framework.NewDefaultFramework(name)
 	f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
 	// The framework calls this for each namespace it made, on failure and

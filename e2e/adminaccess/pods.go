@@ -41,7 +41,10 @@ func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map
 func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]map[string]string {
 	ginkgo.GinkgoHelper()
 	var envs map[string]map[string]string
-	gomega.Eventually(ctx, func(ctx context.Context) error {
+	// Ended by a break (clusterbreaks.go); the message reads ctx, not ended.
+	wait, done := untilBroken(ctx)
+	defer done()
+	gomega.Eventually(wait, func(ctx context.Context) error {
 		p, err := b.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -189,6 +192,8 @@ func lastOf(list []string, n int) []string {
 // Reason: message", or a matcher of that string).
 func expectPodEvent(ctx context.Context, pod *corev1.Pod, timeout time.Duration, event any, description ...any) {
 	ginkgo.GinkgoHelper()
+	ctx, done := untilBroken(ctx)
+	defer done()
 	gomega.Eventually(ctx, func(ctx context.Context) []string { return podEvents(ctx, pod) }).WithTimeout(timeout).
 		Should(gomega.ContainElement(event), description...)
 }

@@ -174,6 +174,7 @@ func Main(m *testing.M) {
 var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	start := time.Now()
 	os.Remove(progressFile()) // counts start at zero for this run
+	clearClusterRecord()
 	sh, err := plan.Setup(ctx, ginkgo.GinkgoWriter)
 	if err != nil && sh.Owned && !cfg.KeepCluster {
 		kindcluster.Delete(sh.ClusterName)
@@ -199,6 +200,8 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	releaseBits.begin()
 	// The allocators group's kube-schedulers start while the first specs run.
 	startAllocatorSchedulers(ctx)
+	// From here to the teardown, what breaks under the run is named as such.
+	watchCluster()
 	// The framework fell back to a default host while no kubeconfig was known
 	// at flag time; the cluster's kubeconfig is the only source from here on.
 	framework.TestContext.KubeConfig, framework.TestContext.KubeContext = sh.KubeconfigPath, sh.KubeContext
@@ -244,7 +247,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
 	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings
-	out := report.FromGinkgo(r, meta)
+	out := report.FromGinkgo(r, meta, reportBreaks()...)
 	before, err := timeline.ReadFile(timelineFile)
 	framework.ExpectNoError(err)
 	out.Timeline = append(before, out.Timeline...)
@@ -256,6 +259,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	}
 	if failures := out.Failures(8, 300); failures != "" {
 		fmt.Fprint(os.Stdout, "\n"+failures)
+	}
+	if broke := out.ClusterBroke(); broke != "" {
+		fmt.Fprintln(os.Stdout, "\n"+broke)
 	}
 	if kd := out.KnownDefects(); kd != "" {
 		fmt.Fprintln(os.Stdout, "\n"+kd)
@@ -273,6 +279,7 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	if env == nil {
 		return
 	}
+	stopWatching()
 	// The gates the components run with, for the report, while the nodes
 	// are still there (ReportAfterSuite runs after the teardown).
 	if env.Cluster != nil {

@@ -34,6 +34,27 @@ func (r Report) KnownDefects() string {
 		r.Totals.KnownDefects, strings.Join(ids, ", "))
 }
 
+// Breaks is the run's breaks in one line: "node s135-worker NotReady from
+// 06:41:37; ..."; "" where the cluster did not break.
+func (r Report) Breaks() string {
+	parts := make([]string, len(r.ClusterBreaks))
+	for i, b := range r.ClusterBreaks {
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ClusterBroke is one line saying what broke under the run and how many
+// specs it cut short, or "" where nothing broke: those specs are counted
+// apart, neither passed nor failed requirements.
+func (r Report) ClusterBroke() string {
+	if len(r.ClusterBreaks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that failed while it was broken are counted apart (%s), not as failed requirements",
+		r.Breaks(), r.Totals.ClusterBroke, ClusterBroke)
+}
+
 // OutOfReachNeeds counts the declared skips out of reach of the run and
 // lists their needs, each once, in the order of the specs.
 func (r Report) OutOfReachNeeds() (int, []string) {

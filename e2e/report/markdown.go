@@ -28,8 +28,15 @@ func (r Report) Markdown() string {
 	if r.Totals.KnownDefects > 0 {
 		fmt.Fprintf(&b, ", **%d known upstream defect(s)**", r.Totals.KnownDefects)
 	}
+	if r.Totals.ClusterBroke > 0 {
+		fmt.Fprintf(&b, ", **%d cut short by a broken cluster**", r.Totals.ClusterBroke)
+	}
 	if sel := r.Selection(); sel != "" {
 		fmt.Fprintf(&b, " (%s)", sel)
+	}
+	if len(r.ClusterBreaks) > 0 {
+		fmt.Fprintf(&b, "\n\n**The cluster broke under the run**, not by the suite's doing (outside its own gate moves, restarts and release switches, and for longer than the watch's grace): %s. The %d spec(s) that failed while it was broken read `%s`: neither passed nor failed requirements, and the sign-off counts them as not run.",
+			Cell(r.Breaks()), r.Totals.ClusterBroke, ClusterBroke)
 	}
 	b.WriteString("\n\nEvery skip below is one the release table declares for this release and mode (its need is named); any other skip counts as failed.")
 	if n, needs := r.OutOfReachNeeds(); n > 0 {

@@ -21,7 +21,7 @@ func Merge(parts ...Report) (Report, error) {
 		return Report{}, fmt.Errorf("no report to merge")
 	}
 	out := parts[0]
-	out.Specs, out.Problems, out.Timeline, out.Totals, out.Seconds = nil, nil, nil, Totals{}, 0
+	out.Specs, out.Problems, out.Timeline, out.Totals, out.Seconds, out.ClusterBreaks = nil, nil, nil, Totals{}, 0, nil
 	byName := map[string]Spec{}
 	var filters []string
 	for i, p := range parts {
@@ -37,6 +37,7 @@ func Merge(parts ...Report) (Report, error) {
 		out.Timeline = append(out.Timeline, p.Timeline...)
 		out.Seconds += p.Seconds
 		out.Interrupted = out.Interrupted || p.Interrupted
+		out.ClusterBreaks = append(out.ClusterBreaks, p.ClusterBreaks...)
 		if p.LabelFilter != "" {
 			filters = append(filters, "("+p.LabelFilter+")")
 		}

@@ -58,6 +58,38 @@ const KnownDefect = "known defect"
 // first).
 const CutShort = "cut short"
 
+// ClusterBroke is the state of a spec that failed while the cluster was
+// broken under the run (a node NotReady, a control-plane component or the
+// driver's pod down beyond the grace, outside the suite's own moves:
+// e2e/clusterwatch): neither passed nor a requirement's failure, and the
+// sign-off counts it as not run. Its reason keeps the spec's own message.
+const ClusterBroke = "cluster broke"
+
+// ClusterBreak is something the run relied on that broke under it, not by
+// the suite's doing: what, how, from when, and until when it was whole
+// again (zero: still broken when the run ended).
+type ClusterBreak struct {
+	What  string    `json:"what"`
+	State string    `json:"state"`
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to,omitempty"`
+}
+
+// String is the break as the pages say it: "node s135-worker NotReady
+// from 06:41:37" (UTC), with "until 06:43:02" where it ended.
+func (b ClusterBreak) String() string {
+	s := fmt.Sprintf("%s %s from %s", b.What, b.State, b.From.UTC().Format(time.TimeOnly))
+	if !b.To.IsZero() {
+		s += " until " + b.To.UTC().Format(time.TimeOnly)
+	}
+	return s
+}
+
+// during says whether the break was open at any time from start to end.
+func (b ClusterBreak) during(start, end time.Time) bool {
+	return !end.Before(b.From) && (b.To.IsZero() || !start.After(b.To))
+}
+
 // interruptMessages are Ginkgo's failure messages of a spec or suite node
 // an interrupt stopped (its InterruptCause's texts, in an internal
 // package), and the suite's failure reason after one.
@@ -131,14 +163,17 @@ func (m Meta) Column() string {
 // SchemaVersion is report.json's format; it changes when a field changes meaning.
 // 3: a spec an interrupt stopped mid-run is "cut short" (Totals.CutShort),
 // no longer "failed"; Read reads the older form as the newer.
-const SchemaVersion = 3
+// 4: the cluster's breaks (ClusterBreaks) and the specs that failed while
+// one was open, "cluster broke" (Totals.ClusterBroke); older reports have
+// neither, and read as runs whose cluster did not break.
+const SchemaVersion = 4
 
 // Spec is one spec's outcome.
 type Spec struct {
 	Name    string   `json:"name"`
 	Labels  []string `json:"labels"`
 	Profile string   `json:"profile"`
-	State   string   `json:"state"` // passed, failed, skipped, known defect, cut short, not selected
+	State   string   `json:"state"` // passed, failed, skipped, known defect, cut short, cluster broke, not selected
 	Reason  string   `json:"reason,omitempty"`
 	// Declared is the release table's need behind a skip.
 	Declared string `json:"declaredSkip,omitempty"`
@@ -170,6 +205,7 @@ type Totals struct {
 	Skipped      int `json:"skipped"`
 	KnownDefects int `json:"knownDefects"`
 	CutShort     int `json:"cutShort,omitempty"`
+	ClusterBroke int `json:"clusterBroke,omitempty"`
 	NotSelected  int `json:"notSelected"`
 }
 
@@ -184,6 +220,8 @@ func (t *Totals) count(state string) {
 		t.KnownDefects++
 	case CutShort:
 		t.CutShort++
+	case ClusterBroke:
+		t.ClusterBroke++
 	case "not selected":
 		t.NotSelected++
 	default:
@@ -201,17 +239,21 @@ type Report struct {
 	// Interrupted: the run was stopped (Ctrl-C, or a spec aborted the
 	// suite); its "not selected" specs include those it never reached, and
 	// those it stopped mid-run are CutShort.
-	Interrupted bool     `json:"interrupted,omitempty"`
-	Specs       []Spec   `json:"specs"`
-	Problems    []string `json:"suiteProblems,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// ClusterBreaks are what broke under the run, not by the suite's
+	// doing; the specs that failed while one was open are ClusterBroke.
+	ClusterBreaks []ClusterBreak `json:"clusterBreaks,omitempty"`
+	Specs         []Spec         `json:"specs"`
+	Problems      []string       `json:"suiteProblems,omitempty"`
 	// Timeline is where the time went, in order: steps before the suite,
 	// set-up, spec groups, gate moves and release switches, teardown.
 	Timeline []timeline.Step `json:"timeline"`
 }
 
-// FromGinkgo builds the report from Ginkgo's.
-func FromGinkgo(r types.Report, meta Meta) Report {
-	out := Report{SchemaVersion: SchemaVersion, Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds()}
+// FromGinkgo builds the report from Ginkgo's, with the breaks the run's
+// cluster watch saw.
+func FromGinkgo(r types.Report, meta Meta, breaks ...ClusterBreak) Report {
+	out := Report{SchemaVersion: SchemaVersion, Meta: meta, Started: r.StartTime, Seconds: r.RunTime.Seconds(), ClusterBreaks: breaks}
 	// An interrupt that came between specs cut none short: Ginkgo says it
 	// only among the suite's failure reasons.
 	for _, reason := range r.SpecialSuiteFailureReasons {
@@ -285,6 +327,9 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 			spec.KEPID = req.ID
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
+		if spec.State == "failed" && !strings.HasPrefix(spec.Reason, UndeclaredSkip) {
+			spec.State = brokeDuring(breaks, s.StartTime, s.EndTime, spec.State)
+		}
 		// Only a declared skip is out of reach: a spec that went on after
 		// the entry and failed is a failure.
 		spec.OutOfReach = spec.OutOfReach && spec.State == "skipped"
@@ -298,6 +343,18 @@ func FromGinkgo(r types.Report, meta Meta) Report {
 	}
 	timeline.Sort(out.Timeline)
 	return out
+}
+
+// brokeDuring is ClusterBroke for a failed spec that ran while a break was
+// open (a spec failing in the grace before a break was declared included:
+// a break begins when it was first seen), else state.
+func brokeDuring(breaks []ClusterBreak, start, end time.Time, state string) string {
+	for _, b := range breaks {
+		if b.during(start, end) {
+			return ClusterBroke
+		}
+	}
+	return state
 }
 
 // allocatorOf reads an allocator entry: as recorded on this process, or as
@@ -397,6 +454,9 @@ func Read(path string) (Report, error) {
 // problem; an interrupted run's sign-off read them as failed requirements.
 func (r *Report) upgrade() {
 	if r.SchemaVersion >= 3 || !r.Interrupted {
+		if r.SchemaVersion < SchemaVersion {
+			r.SchemaVersion = SchemaVersion
+		}
 		return
 	}
 	for i, s := range r.Specs {

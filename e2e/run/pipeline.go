@@ -136,7 +136,9 @@ func (p *Pipeline) release(ctx context.Context, c Config) bool { return p.RunRel
 // lines that say what the exit code means. It exits 0 where every release
 // passed and the sign-off signed off, or where what ran passed but is not
 // a sign-off (a filter left specs out: the last line says so); 1 where a
-// release or the sign-off failed; ExitRefused; ExitInterrupted.
+// release or the sign-off failed; signoff.ExitClusterBroke where the
+// cluster broke under a run and nothing failed otherwise; ExitRefused;
+// ExitInterrupted.
 func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 	if code := p.Preflight(ctx, c); code != 0 {
 		return code
@@ -181,6 +183,11 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 	case ctx.Err() != nil:
 		p.say("e2e: interrupted; releases after it were not run")
 		return ExitInterrupted
+	case signed == signoff.ExitClusterBroke:
+		// Its specs failed, but because the cluster broke: said before
+		// "failed", which would read as failed requirements.
+		p.say("e2e: the cluster broke under the run (exit %d), not the requirements: the verdict above says what broke and when; run again on a cluster that holds", signoff.ExitClusterBroke)
+		return signoff.ExitClusterBroke
 	case len(failed) > 0:
 		p.say("e2e: failed for Kubernetes %s (reports in %s)", strings.Join(failed, " "), artifacts)
 		return 1

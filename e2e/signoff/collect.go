@@ -35,7 +35,8 @@ type Sources struct {
 
 // Collect writes signoff.md, signoff.html and signoff.json from the
 // reports of src and prints the verdict last on stdout; it returns the
-// exit code the verdict has (ExitSignedOff, ExitFailed, ExitLeftOut), or
+// exit code the verdict has (ExitSignedOff, ExitFailed, ExitLeftOut,
+// ExitClusterBroke), or
 // ExitUsage where the columns cannot be named. A column no report is found
 // for is a failed column; a column's reports merge into one (report.Merge).
 func Collect(src Sources, stdout, stderr io.Writer) int {

@@ -15,8 +15,8 @@ import (
 // JSONSchemaVersion is signoff.json's format; it changes when a field
 // changes meaning, so that a program comparing two sign-offs can tell.
 // Fields added since are optional and left out where zero (interrupted,
-// cutShort), so a file written before them reads as it did: a run that
-// was not interrupted.
+// cutShort, clusterBreaks, clusterBroke), so a file written before them
+// reads as it did: a run that was not interrupted, whose cluster held.
 const JSONSchemaVersion = 1
 
 // Document is signoff.json: the verdict, the columns with their provenance,
@@ -31,7 +31,7 @@ type Document struct {
 	// was stopped exits 130, whatever ExitCode says.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// ExitCode is what signoff exits with for this page (ExitSignedOff,
-	// ExitFailed, ExitLeftOut).
+	// ExitFailed, ExitLeftOut, ExitClusterBroke).
 	ExitCode     int              `json:"exitCode"`
 	Columns      []ColumnDoc      `json:"columns"`
 	Releases     []ReleaseVerdict `json:"releases"`
@@ -55,15 +55,18 @@ type ColumnDoc struct {
 	OwnDriver bool `json:"driverOfOwn"`
 	// Interrupted: the column's run was stopped; the specs it cut short
 	// count as not run (Totals.CutShort).
-	Interrupted  bool              `json:"interrupted,omitempty"`
-	SignedOff    bool              `json:"signedOff"`
-	Unsigned     []string          `json:"whyNotSignedOff,omitempty"`
-	Requirements Counts            `json:"requirements"`
-	OutOfReach   []string          `json:"outOfReach,omitempty"`
-	Totals       report.Totals     `json:"totals"`
-	Suite        string            `json:"suiteCommit,omitempty"`
-	NodeImage    string            `json:"nodeImage,omitempty"`
-	Components   map[string]string `json:"components,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// ClusterBreaks: what broke under the column's run, and from when;
+	// the specs it cut short count as not run (Totals.ClusterBroke).
+	ClusterBreaks []report.ClusterBreak `json:"clusterBreaks,omitempty"`
+	SignedOff     bool                  `json:"signedOff"`
+	Unsigned      []string              `json:"whyNotSignedOff,omitempty"`
+	Requirements  Counts                `json:"requirements"`
+	OutOfReach    []string              `json:"outOfReach,omitempty"`
+	Totals        report.Totals         `json:"totals"`
+	Suite         string                `json:"suiteCommit,omitempty"`
+	NodeImage     string                `json:"nodeImage,omitempty"`
+	Components    map[string]string     `json:"components,omitempty"`
 }
 
 // RequirementDoc is one requirement's verdicts, by column key.
@@ -100,7 +103,7 @@ func (m Matrix) Document() Document {
 	for _, r := range m.Runs {
 		why := m.Unsigned(r)
 		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: r.Set(), Allocator: r.Allocator,
-			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), Interrupted: r.Interrupted, SignedOff: why == nil, Unsigned: why,
+			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), Interrupted: r.Interrupted, ClusterBreaks: r.ClusterBreaks, SignedOff: why == nil, Unsigned: why,
 			Requirements: m.Counts(r), OutOfReach: m.OutOfReachWhy(r), Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
 		for _, s := range r.Specs {

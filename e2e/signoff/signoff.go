@@ -42,6 +42,9 @@ type Cell struct {
 	// CutShort counts specs an interrupt stopped mid-run: not run, never
 	// failed, so alone they leave the requirement not run.
 	CutShort int `json:"cutShort,omitempty"`
+	// ClusterBroke counts specs that failed while the cluster was broken
+	// under the run (report.ClusterBroke): not run, like CutShort.
+	ClusterBroke int `json:"clusterBroke,omitempty"`
 	// OutOfReach counts the skips out of reach of the run (of Skipped),
 	// and Needs names their needs (release.Need).
 	OutOfReach int      `json:"outOfReach,omitempty"`
@@ -107,6 +110,9 @@ func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix 
 			case report.CutShort:
 				c.CutShort++
 				c.Reasons = append(c.Reasons, report.FirstLine(s.Name+": cut short by the interrupt"))
+			case report.ClusterBroke:
+				c.ClusterBroke++
+				c.Reasons = append(c.Reasons, report.FirstLine(s.Name+": cut short by the broken cluster: "+s.Reason))
 			}
 			m.Cells[req][r.Column()] = c
 		}
@@ -216,6 +222,9 @@ func (c Cell) summary() string {
 	case "not run":
 		if c.CutShort > 0 {
 			return fmt.Sprintf("not run (%d cut short by the interrupt)", c.CutShort)
+		}
+		if c.ClusterBroke > 0 {
+			return fmt.Sprintf("not run (%d cut short by the broken cluster)", c.ClusterBroke)
 		}
 	}
 	return c.State
@@ -362,6 +371,9 @@ func result(r report.Report) string {
 	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known upstream defects", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped, r.Totals.KnownDefects)
 	if r.Totals.CutShort > 0 {
 		s += fmt.Sprintf(", %d cut short by the interrupt", r.Totals.CutShort)
+	}
+	if r.Totals.ClusterBroke > 0 {
+		s += fmt.Sprintf(", %d cut short by the broken cluster", r.Totals.ClusterBroke)
 	}
 	return s
 }

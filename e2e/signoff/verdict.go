@@ -24,8 +24,8 @@ const (
 	// them out of reach: the release or its feature set lacks the behaviour.
 	NotApplicable = "not applicable"
 	// NotRun: no spec of it ran, not even to skip (a filter left them out,
-	// an interrupt cut them short or came before them, or the suite has
-	// none).
+	// an interrupt or a broken cluster cut them short, the interrupt came
+	// before them, or the suite has none).
 	NotRun = "not run"
 )
 
@@ -42,6 +42,11 @@ const (
 	// it could have checked (LABELS, FOCUS or SKIP; UPGRADE=0 on a cluster
 	// the suite made): not a sign-off.
 	ExitLeftOut = 3
+	// ExitClusterBroke: the cluster broke under a run (a node NotReady, a
+	// control-plane component or the driver's pod down, not by the suite's
+	// doing) and no spec failed otherwise: a problem of the cluster, not of
+	// the requirements; run again on a cluster that holds.
+	ExitClusterBroke = 4
 )
 
 func standing(c Cell) string {
@@ -167,6 +172,11 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	if r.Interrupted {
 		why = append(why, interruption(r))
 	}
+	// So does a cluster that broke under the run: the specs it cut short
+	// are not failures either (report.ClusterBroke).
+	if len(r.ClusterBreaks) > 0 {
+		why = append(why, breakage(r))
+	}
 	if r.Totals.Failed > 0 {
 		why = append(why, fmt.Sprintf("%d failed", r.Totals.Failed))
 	}
@@ -174,6 +184,9 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 		why = append(why, "suite problem: "+report.FirstLine(p))
 	}
 	if len(why) > 0 {
+		if len(r.ClusterBreaks) > 0 && !r.Interrupted && r.Totals.Failed == 0 && len(r.Problems) == 0 {
+			return why, ExitClusterBroke
+		}
 		return why, ExitFailed
 	}
 	// A run that left specs out says no more than what ran.
@@ -212,6 +225,24 @@ func interruption(r report.Report) string {
 	return s
 }
 
+// breakage is the reason of a column whose cluster broke under the run:
+// what broke and when, and how many specs it cut short, which count as
+// not run.
+func breakage(r report.Report) string {
+	return fmt.Sprintf("the cluster broke under the run: %s; %d spec(s) cut short by it, counted not run", r.Breaks(), r.Totals.ClusterBroke)
+}
+
+// clusterBroke lists the breaks of every column whose cluster broke.
+func (m Matrix) clusterBroke() []string {
+	var out []string
+	for _, r := range m.Runs {
+		if b := r.Breaks(); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // interrupted says whether a column's run was interrupted.
 func (m Matrix) interrupted() bool {
 	return slices.ContainsFunc(m.Runs, func(r report.Report) bool { return r.Interrupted })
@@ -235,8 +266,9 @@ func (m Matrix) Unsigned(r report.Report) []string {
 }
 
 // ExitCode is what signoff exits with: ExitFailed where any column failed
-// or was interrupted (or there is none), else ExitLeftOut where any left requirements out,
-// else ExitSignedOff.
+// or was interrupted (or there is none), else ExitClusterBroke where a
+// column's cluster broke under its run, else ExitLeftOut where any left
+// requirements out, else ExitSignedOff.
 func (m Matrix) ExitCode() int {
 	if len(m.Runs) == 0 {
 		return ExitFailed
@@ -246,7 +278,7 @@ func (m Matrix) ExitCode() int {
 		switch _, c := m.judge(r); {
 		case c == ExitFailed:
 			return ExitFailed
-		case c != ExitSignedOff:
+		case c == ExitClusterBroke, c != ExitSignedOff && code != ExitClusterBroke:
 			code = c
 		}
 	}
@@ -336,11 +368,15 @@ func (m Matrix) Verdict() string {
 	signed := m.SignedColumns()
 	if signed < len(m.Runs) || len(m.Runs) == 0 {
 		head := "NOT signed off"
-		if m.interrupted() {
+		switch broke := m.clusterBroke(); {
+		case m.interrupted():
 			// The suite never aborts itself: a stopped run is a signal,
 			// Ctrl-C or a CI job's cancel.
 			head += ": interrupted (Ctrl-C);"
-		} else {
+		case len(broke) > 0:
+			// A cluster problem, not the requirements': said first.
+			head += ": the cluster broke under the run: " + strings.Join(broke, "; ") + ";"
+		default:
 			head += ":"
 		}
 		var why []string

@@ -22,8 +22,11 @@
 //	3  not a sign-off, though what ran passed: LABELS, FOCUS or SKIP left
 //	   specs out, or on a cluster the suite made the run left a requirement
 //	   out of its own reach (UPGRADE=0: no node image of the next release)
+//	4  not signed off: the cluster broke under a run (a node NotReady, a
+//	   control-plane component or the driver's pod down, not by the
+//	   suite's doing), and no spec failed otherwise
 //
-// Where columns differ, 1 wins over 3, and 3 over 0. The work is
+// Where columns differ, 1 wins over 4, 4 over 3, and 3 over 0. The work is
 // signoff.Collect, which make e2e's runner (e2e/run) calls as its last step.
 //
 //	signoff diff OLD NEW

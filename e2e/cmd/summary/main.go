@@ -47,10 +47,13 @@ func main() {
 	if oor := r.OutOfReach(); oor != "" {
 		fmt.Println(oor)
 	}
+	if broke := r.ClusterBroke(); broke != "" {
+		fmt.Println(broke)
+	}
 	fmt.Println(r.Summary())
-	// The specs an interrupt cut short are not failures, but a run that
-	// stopped is not a pass.
-	if r.Totals.Failed > 0 || len(r.Problems) > 0 || r.Interrupted {
+	// The specs an interrupt or a broken cluster cut short are not
+	// failures, but a run that stopped or lost its cluster is not a pass.
+	if r.Totals.Failed > 0 || len(r.Problems) > 0 || r.Interrupted || len(r.ClusterBreaks) > 0 {
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,149 @@
+package clusterwatch
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 28, 6, 41, 37, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+func TestABreakIsWhatStaysDownBeyondTheGrace(t *testing.T) {
+	tr := NewTracker(25 * time.Second)
+	tr.Observe("node/w", "node s135-worker", true, "", at(0))
+	tr.Observe("node/w", "node s135-worker", false, "NotReady", at(0))
+	if got := tr.Check(at(24)); got != nil {
+		t.Fatalf("within the grace: want no break, got %v", got)
+	}
+	got := tr.Check(at(25))
+	if len(got) != 1 || got[0].String() != "node s135-worker NotReady from 06:41:37" {
+		t.Fatalf("after the grace: want node s135-worker NotReady from 06:41:37, got %v", got)
+	}
+	if again := tr.Check(at(60)); again != nil {
+		t.Fatalf("a break is declared once, got %v again", again)
+	}
+	tr.Observe("node/w", "node s135-worker", true, "", at(90))
+	if all := tr.Breaks(); len(all) != 1 || all[0].Open() || all[0].String() != "node s135-worker NotReady from 06:41:37 until 06:43:07" {
+		t.Fatalf("whole again: want the break closed at 06:43:07, got %v", all)
+	}
+}
+
+func TestWhatComesBackWithinTheGraceIsNoBreak(t *testing.T) {
+	tr := NewTracker(25 * time.Second)
+	tr.Observe("driver/w", "the driver's pod on w", true, "", at(0))
+	tr.Observe("driver/w", "the driver's pod on w", false, "not ready", at(1))
+	tr.Observe("driver/w", "the driver's pod on w", true, "", at(6))
+	if got := tr.Check(at(60)); got != nil || len(tr.Breaks()) != 0 {
+		t.Fatalf("a driver pod replaced in 5 s: want no break, got %v", tr.Breaks())
+	}
+}
+
+func TestTheSuitesOwnMovesAreNoBreak(t *testing.T) {
+	tr := NewTracker(25 * time.Second)
+	tr.Observe("cp/s", "kube-scheduler on cp", true, "", at(0))
+	tr.Begin("1", "restart of kube-scheduler", at(10))
+	tr.Observe("cp/s", "kube-scheduler on cp", false, "not running (its mirror pod is gone)", at(11))
+	if got := tr.Check(at(100)); got != nil {
+		t.Fatalf("down inside an open move (90 s): want no break, got %v", got)
+	}
+	tr.End("1", at(100))
+	if got := tr.Check(at(124)); got != nil {
+		t.Fatalf("the grace runs from the move's end: want no break at +24 s, got %v", got)
+	}
+	got := tr.Check(at(125))
+	if len(got) != 1 || !got[0].From.Equal(at(100)) {
+		t.Fatalf("still down 25 s after the move ended: want a break from the move's end (06:43:17), got %v", got)
+	}
+	// A component the move restarted, back in time, was the suite's.
+	tr2 := NewTracker(25 * time.Second)
+	tr2.Observe("cp/s", "kube-scheduler on cp", true, "", at(0))
+	tr2.Begin("1", "restart", at(10))
+	tr2.Observe("cp/s", "kube-scheduler on cp", false, "not ready", at(11))
+	tr2.End("1", at(40))
+	tr2.Observe("cp/s", "kube-scheduler on cp", true, "", at(45))
+	if got := tr2.Check(at(200)); got != nil {
+		t.Fatalf("restarted by the suite and back 5 s after the move: want no break, got %v", got)
+	}
+}
+
+func TestAMoveThatEndedBeforeTheBreakDoesNotExcuseIt(t *testing.T) {
+	tr := NewTracker(25 * time.Second)
+	tr.Observe("node/w", "node w", true, "", at(0))
+	tr.Begin("1", "restart of kubelet on w", at(1))
+	tr.End("1", at(5))
+	tr.Observe("node/w", "node w", false, "NotReady", at(50))
+	if got := tr.Check(at(75)); len(got) != 1 || !got[0].From.Equal(at(50)) {
+		t.Fatalf("a node down 45 s after the suite's move: want a break from its own time, got %v", got)
+	}
+}
+
+func TestBrokenFromTheFirstLookIsNotTheRunsBreak(t *testing.T) {
+	tr := NewTracker(25 * time.Second)
+	tr.Observe("node/dead", "node dead", false, "NotReady", at(0))
+	if got := tr.Check(at(100)); got != nil {
+		t.Fatalf("a node NotReady before the run began: want no break, got %v", got)
+	}
+	tr.Observe("node/dead", "node dead", true, "", at(110))
+	tr.Observe("node/dead", "node dead", false, "NotReady", at(120))
+	if got := tr.Check(at(145)); len(got) != 1 {
+		t.Fatalf("once whole, then down again beyond the grace: want a break, got %v", got)
+	}
+}
+
+func TestBreakDuring(t *testing.T) {
+	b := Break{What: "node w", State: "NotReady", From: at(100), To: at(200)}
+	for _, c := range []struct {
+		start, end int
+		want       bool
+	}{{0, 99, false}, {0, 100, true}, {150, 160, true}, {200, 300, true}, {201, 300, false}} {
+		if got := b.During(at(c.start), at(c.end)); got != c.want {
+			t.Errorf("break 100-200, spec %d-%d: want %t, got %t", c.start, c.end, c.want, got)
+		}
+	}
+	b.To = time.Time{}
+	if !b.During(at(500), at(600)) {
+		t.Error("an open break: a spec after its start overlaps it")
+	}
+}
+
+func TestTheSharedFilesCarryMovesAndBreaks(t *testing.T) {
+	dir := t.TempDir()
+	moves := filepath.Join(dir, MovesFile)
+	end, err := BeginMove(moves, "s135: restart of kube-scheduler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker(25 * time.Second)
+	r := MoveReader{Path: moves}
+	if err := r.ApplyTo(tr); err != nil {
+		t.Fatal(err)
+	}
+	tr.Observe("cp/s", "kube-scheduler on cp", true, "", time.Now())
+	tr.Observe("cp/s", "kube-scheduler on cp", false, "not ready", time.Now())
+	if got := tr.Check(time.Now().Add(time.Hour)); got != nil {
+		t.Fatalf("the move another process began is open: want no break, got %v", got)
+	}
+	end()
+	if err := r.ApplyTo(tr); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Check(time.Now().Add(time.Hour)); len(got) != 1 {
+		t.Fatalf("the move ended, the component still down an hour on: want a break, got %v", got)
+	}
+	path := filepath.Join(dir, BreaksFile)
+	if err := WriteBreaks(path, tr.Breaks()); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadBreaks(path)
+	if err != nil || len(read) != 1 || read[0].What != "kube-scheduler on cp" {
+		t.Fatalf("breaks file: want the one break back, got %v, %v", read, err)
+	}
+	if s := Say(read); s != "the cluster broke under the run, not by the suite's doing: "+read[0].String() {
+		t.Fatalf("Say: got %q", s)
+	}
+	if none, err := ReadBreaks(filepath.Join(dir, "absent")); none != nil || err != nil {
+		t.Fatalf("no file is no break: got %v, %v", none, err)
+	}
+}
