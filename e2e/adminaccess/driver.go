@@ -110,6 +110,9 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		framework.ExpectNoError(err)
 		gomega.Expect(drivers.Items).To(gomega.HaveLen(1))
 		old := drivers.Items[0]
+		// The suite's own doing, so the cluster watch takes the missing
+		// driver pod for no break, however long the DaemonSet takes.
+		moved := announceMove("the driver's pod on " + node + " deleted by a spec")
 		framework.ExpectNoError(env.Client.CoreV1().Pods(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{}))
 		gomega.Eventually(ctx, func(ctx context.Context) error {
 			list, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
@@ -123,6 +126,7 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 			}
 			return fmt.Errorf("no new running driver pod on %s yet", node)
 		}).WithTimeout(podStartTimeout).Should(gomega.Succeed())
+		moved()
 		expectUndisturbed(ctx, pod, before)
 
 		ginkgo.By("deleting the workload: the new driver process unprepares what the old one prepared")
