@@ -65,19 +65,26 @@ build() {
 }
 
 install() {
-	local command=$2 binary=$3 node=$1-control-plane manifest
+	local command=$2 binary=$3 node=$1-control-plane manifest before
 	manifest=/etc/kubernetes/manifests/$command.yaml
+	before=$(docker exec "$node" crictl ps -q --name "$command" | head -1)
 	docker cp "$binary" "$node:/usr/local/bin/$command-broken"
-	# The mount goes in with the pod's own volumes; the kubelet sees the
-	# manifest change and starts the pod again from it.
-	docker exec "$node" sh -c "grep -q $command-broken $manifest || sed -i \
-		-e 's|^    volumeMounts:|    volumeMounts:\n    - mountPath: /usr/local/bin/$command\n      name: broken-binary\n      readOnly: true|' \
-		-e 's|^  volumes:|  volumes:\n  - hostPath:\n      path: /usr/local/bin/$command-broken\n      type: File\n    name: broken-binary|' $manifest"
-
+	if docker exec "$node" grep -q "$command-broken" "$manifest"; then
+		# Mounted before: the next container resolves the path again, so
+		# stopping this one is enough for the kubelet to start the new binary.
+		docker exec "$node" crictl stop "$before" >/dev/null
+	else
+		# The mount goes in with the pod's own volumes; the kubelet sees the
+		# manifest change and starts the pod again from it.
+		docker exec "$node" sed -i \
+			-e "s|^    volumeMounts:|    volumeMounts:\n    - mountPath: /usr/local/bin/$command\n      name: broken-binary\n      readOnly: true|" \
+			-e "s|^  volumes:|  volumes:\n  - hostPath:\n      path: /usr/local/bin/$command-broken\n      type: File\n    name: broken-binary|" "$manifest"
+	fi
+	local now
 	for _ in $(seq 1 60); do
-		if docker exec "$node" sh -c "crictl ps --name $command -o json | grep -q running" 2>/dev/null &&
-			docker exec "$node" sh -c "crictl inspect \$(crictl ps -q --name $command | head -1) | grep -q $command-broken"; then
-			echo "break-component: $node runs the broken $command"
+		now=$(docker exec "$node" crictl ps -q --state running --name "$command" | head -1)
+		if [ -n "$now" ] && [ "$now" != "$before" ] && docker exec "$node" crictl inspect "$now" | grep -q "$command-broken"; then
+			echo "break-component: $node runs the broken $command (container ${now:0:13})"
 			return 0
 		fi
 		sleep 2
