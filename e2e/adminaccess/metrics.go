@@ -241,6 +241,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		framework.ExpectNoError(err)
 		allocator := env.Allocator()
 		defect, declared := env.Rel.KnownDefect(release.DefectDeviceTwiceInClaim, allocator)
+		var defectSeen string // where declared and seen: the verdict the spec ends with
 		got, refused := allocatedOrRefused(ctx, b, pod, claim.Name)
 		switch {
 		case declared && got != nil:
@@ -252,16 +253,24 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			devices := observe.AllocatedDevices(got)
 			gomega.Expect(len(devices) == 2 && devices[0] == devices[1]).To(gomega.BeTrue(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share device 0, got %v", defect.Issue, env.Rel.Minor, claim.Name, given)
 			deletePod(ctx, pod)
-			stopWithVerdict(report.KnownDefectEntry, defect.Issue, defect.Verdict(fmt.Sprintf(
-				"kube-scheduler's %s allocator gave claim %s %s (%s), so no claim waits for admin access's own reason on this release",
-				allocator, claim.Name, release.CauseDeviceTwice, strings.Join(given, ", "))))
+			defectSeen = defect.Verdict(fmt.Sprintf(
+				"kube-scheduler's %s allocator gave claim %s %s (%s), so no claim waits for admin access's own reason on this release; the gauge was checked with an admin-access claim no device matches",
+				allocator, claim.Name, release.CauseDeviceTwice, strings.Join(given, ", ")))
+			// The gauge is still the release's to keep: an admin-access
+			// pod that cannot be scheduled, for the reason 1.33 has, a
+			// device no node publishes, must be counted as before.
+			unmatched, err := b.CreateClaim(ctx, b.ClaimOf(builder.Request(builder.AdminAccess(), builder.DeviceIndex(99))))
+			framework.ExpectNoError(err)
+			pod, err = b.CreatePod(ctx, b.Pod(builder.UsingClaim(unmatched)))
+			framework.ExpectNoError(err)
+			expectCannotAllocate(ctx, pod)
 		case declared:
 			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refused)
 		case got != nil:
 			framework.Failf("claim %s's two admin-access requests for device 0 were allocated (%s allocator): %v; admin access may not take a device its own claim takes",
 				claim.Name, allocator, got.Status.Allocation.Devices.Results)
 		}
-		if nodesReachable() {
+		if nodesReachable() && defectSeen == "" {
 			expectAllocatorLogged(ctx, pod, contract.DeviceName(0), release.CauseInUseInClaim, "the second admin-access request is refused device 0, which the first takes")
 		}
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
@@ -279,6 +288,9 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			// gauge, and a deleted pod gets none: the release keeps counting it.
 			consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(baseline+1),
 				"Kubernetes %s keeps counting a deleted pod (the decrement on deletion came in 1.36)", env.Rel.Minor)
+		}
+		if defectSeen != "" {
+			stopWithVerdict(report.KnownDefectEntry, defect.Issue, defectSeen)
 		}
 	})
 })
