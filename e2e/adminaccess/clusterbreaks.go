@@ -150,7 +150,8 @@ func (b *breakFollower) start() {
 func reportBreaks() []report.ClusterBreak {
 	out := make([]report.ClusterBreak, len(clusterBreaks))
 	for i, b := range clusterBreaks {
-		out[i] = report.ClusterBreak{What: b.What, State: b.State, From: b.From, To: b.To}
+		out[i] = report.ClusterBreak{What: b.What, State: b.State, From: b.From, To: b.To, Ended: b.Ended,
+			AfterSuiteMove: b.AfterSuiteMove, Move: b.Move, GraceSeconds: b.GraceSeconds}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -111,8 +112,11 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		gomega.Expect(drivers.Items).To(gomega.HaveLen(1))
 		old := drivers.Items[0]
 		// The suite's own doing, so the cluster watch takes the missing
-		// driver pod for no break, however long the DaemonSet takes.
-		moved := announceMove("the driver's pod on " + node + " deleted by a spec")
+		// driver pod for no break, however long the DaemonSet takes. Ended
+		// however the spec ends: a window left open would excuse every
+		// break after it (until the watcher's MoveTimeout).
+		moved := sync.OnceFunc(announceMove("the driver's pod on " + node + " deleted by a spec"))
+		defer moved()
 		framework.ExpectNoError(env.Client.CoreV1().Pods(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{}))
 		gomega.Eventually(ctx, func(ctx context.Context) error {
 			list, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})

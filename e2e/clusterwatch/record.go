@@ -133,15 +133,23 @@ func ReadBreaks(path string) ([]Break, error) {
 
 // Say is the open breaks in one line, for a spec's failure: "the cluster
 // broke under the run, not by the suite's doing: node s135-worker NotReady
-// from 06:41:37"; "" where none is open.
+// from 06:41:37"; those after a move of the suite's said as such; "" where
+// none is open.
 func Say(all []Break) string {
-	open := OpenBreaks(all)
-	if len(open) == 0 {
-		return ""
+	var self, moved []string
+	for _, b := range OpenBreaks(all) {
+		if b.AfterSuiteMove {
+			moved = append(moved, b.String())
+		} else {
+			self = append(self, b.String())
+		}
 	}
-	parts := make([]string, len(open))
-	for i, b := range open {
-		parts[i] = b.String()
+	var out []string
+	if len(self) > 0 {
+		out = append(out, "the cluster broke under the run, not by the suite's doing: "+strings.Join(self, "; "))
 	}
-	return "the cluster broke under the run, not by the suite's doing: " + strings.Join(parts, "; ")
+	if len(moved) > 0 {
+		out = append(out, "not back after the suite's own move: "+strings.Join(moved, "; "))
+	}
+	return strings.Join(out, "; ")
 }

@@ -14,6 +14,7 @@ package clusterwatch
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,6 +26,21 @@ import (
 // that the specs after it fail at once instead of waiting out their own
 // timeouts (one to two minutes each). The one place it is set.
 const Grace = 25 * time.Second
+
+// ControlPlaneGrace is Grace for the control plane's static pods (cp/
+// targets): after the suite's own fast restart the kubelet deletes and
+// republishes a component's mirror pod, which turns Ready only after its
+// startupProbe (initialDelaySeconds 10, periodSeconds 10), 12-22 s after
+// the move's window ends; on a loaded 2-core machine that is too near 25 s
+// for a restart the suite made to stay the suite's.
+const ControlPlaneGrace = 60 * time.Second
+
+// MoveTimeout is how long one of the suite's moves may stay open without
+// its end: a mover that died (or a spec that failed before ending its move)
+// leaves a window that would otherwise excuse everything for the rest of
+// the run. Past it the window ends where it timed out, and the watcher
+// says so.
+const MoveTimeout = 10 * time.Minute
 
 // Break is something the suite relies on that stayed broken beyond the
 // grace, outside the suite's own moves.
@@ -40,6 +56,17 @@ type Break struct {
 	From time.Time `json:"from"`
 	// To is when it was seen whole again; zero while it is broken.
 	To time.Time `json:"to,omitempty"`
+	// Ended says how it ended where not by coming back: "node deleted"
+	// (the node left the API, and the watch forgot it).
+	Ended string `json:"ended,omitempty"`
+	// AfterSuiteMove: it went down inside one of the suite's own moves
+	// (Move) and was not back within the grace (GraceSeconds) after the
+	// move ended: the suite's move failing, or the release not coming
+	// back, not a cluster that broke by itself. The specs that failed
+	// during it are not excused.
+	AfterSuiteMove bool   `json:"afterSuiteMove,omitempty"`
+	Move           string `json:"suiteMove,omitempty"`
+	GraceSeconds   int    `json:"graceSeconds,omitempty"`
 }
 
 // Open says whether the break was still open when last seen.
@@ -48,9 +75,23 @@ func (b Break) Open() bool { return b.To.IsZero() }
 // String is the break as the report and the sign-off say it: "node
 // s135-worker NotReady from 06:41:37", with "until 06:43:02" once whole.
 func (b Break) String() string {
-	s := fmt.Sprintf("%s %s from %s", b.What, b.State, b.From.UTC().Format(time.TimeOnly))
-	if !b.Open() {
-		s += " until " + b.To.UTC().Format(time.TimeOnly)
+	return BreakText(b.What, b.State, b.From, b.To, b.Ended, b.AfterSuiteMove, b.Move, b.GraceSeconds)
+}
+
+// BreakText is a break as the pages say it (report.ClusterBreak says its
+// own the same way): "node w NotReady from 06:41:37 until 06:43:02 (node
+// deleted)"; one after a move of the suite's: "kube-scheduler on cp not
+// ready from 06:41:37, not back 60 s after the suite's move \"…\"".
+func BreakText(what, state string, from, to time.Time, ended string, afterMove bool, move string, grace int) string {
+	s := fmt.Sprintf("%s %s from %s", what, state, from.UTC().Format(time.TimeOnly))
+	if afterMove {
+		s += fmt.Sprintf(", not back %d s after the suite's move %q", grace, move)
+	}
+	if !to.IsZero() {
+		s += " until " + to.UTC().Format(time.TimeOnly)
+	}
+	if ended != "" {
+		s += " (" + ended + ")"
 	}
 	return s
 }
@@ -78,21 +119,35 @@ type target struct {
 type window struct {
 	what       string
 	start, end time.Time
+	// timedOut: open longer than MoveTimeout; end is where it timed out.
+	timedOut bool
 }
 
 // Tracker classifies what the watcher sees against the suite's moves. Its
 // methods take the time of what they report, so tests give it any clock.
 type Tracker struct {
-	grace   time.Duration
+	grace time.Duration
+	// cpGrace is the grace of the control plane's static pods (cp/ keys).
+	cpGrace time.Duration
 	mu      sync.Mutex
 	targets map[string]*target
 	windows map[string]*window
 	breaks  []Break
 }
 
-// NewTracker is a tracker with that grace (Grace unless a test says).
-func NewTracker(grace time.Duration) *Tracker {
-	return &Tracker{grace: grace, targets: map[string]*target{}, windows: map[string]*window{}}
+// NewTracker is a tracker with those graces (Grace and ControlPlaneGrace
+// unless a test says).
+func NewTracker(grace, controlPlaneGrace time.Duration) *Tracker {
+	return &Tracker{grace: grace, cpGrace: controlPlaneGrace, targets: map[string]*target{}, windows: map[string]*window{}}
+}
+
+// graceOf is a target's grace: ControlPlaneGrace's for a control-plane
+// pod, Grace's for the rest.
+func (t *Tracker) graceOf(key string) time.Duration {
+	if strings.HasPrefix(key, "cp/") && t.cpGrace > t.grace {
+		return t.cpGrace
+	}
+	return t.grace
 }
 
 // Observe records a target's state at a time: key identifies it, what names
@@ -122,10 +177,14 @@ func (t *Tracker) Observe(key, what string, healthy bool, state string, at time.
 }
 
 // Forget stops watching a target that is gone for a reason of its own (a
-// driver pod's node deleted: the node's own target says so).
-func (t *Tracker) Forget(key string) {
+// node deleted from the API, and the driver's pod on it): not down
+// forever. A break open on it closes at that time, ended by why.
+func (t *Tracker) Forget(key, why string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if tg := t.targets[key]; tg != nil && tg.open >= 0 {
+		t.breaks[tg.open].To, t.breaks[tg.open].Ended = at, why
+	}
 	delete(t.targets, key)
 }
 
@@ -147,20 +206,41 @@ func (t *Tracker) End(id string, at time.Time) {
 	}
 }
 
+// TimeOut ends, at now, the windows open longer than MoveTimeout, where
+// they timed out, and says which (once each): past it a window no longer
+// excuses anything.
+func (t *Tracker) TimeOut(now time.Time) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, w := range t.windows {
+		if w.end.IsZero() && now.Sub(w.start) > MoveTimeout {
+			w.end, w.timedOut = w.start.Add(MoveTimeout), true
+			out = append(out, w.what)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // clockStart is when a broken target's grace starts: when it went down, or
 // the end of the latest of the suite's windows after that; ok is false
-// while a window is open.
-func (t *Tracker) clockStart(since time.Time) (time.Time, bool) {
-	start := since
+// while a window is open. in is the latest window it went down inside,
+// nil where it went down outside them all.
+func (t *Tracker) clockStart(since time.Time) (start time.Time, in *window, ok bool) {
+	start = since
 	for _, w := range t.windows {
 		if w.end.IsZero() {
-			return time.Time{}, false
+			return time.Time{}, nil, false
 		}
 		if w.end.After(start) {
 			start = w.end
 		}
+		if !since.Before(w.start) && !since.After(w.end) && (in == nil || w.end.After(in.end)) {
+			in = w
+		}
 	}
-	return start, true
+	return start, in, true
 }
 
 // Check declares, at now, the breaks whose grace has run out, and returns
@@ -178,11 +258,18 @@ func (t *Tracker) Check(now time.Time) []Break {
 	var out []Break
 	for _, k := range keys {
 		tg := t.targets[k]
-		from, ok := t.clockStart(tg.since)
-		if !ok || now.Sub(from) < t.grace {
+		from, in, ok := t.clockStart(tg.since)
+		grace := t.graceOf(k)
+		if !ok || now.Sub(from) < grace {
 			continue
 		}
 		b := Break{What: tg.what, State: tg.state, From: from}
+		if in != nil {
+			b.AfterSuiteMove, b.Move, b.GraceSeconds = true, in.what, int(grace.Seconds())
+			if in.timedOut {
+				b.Move += fmt.Sprintf(" (its end never announced; timed out after %s)", MoveTimeout)
+			}
+		}
 		tg.open = len(t.breaks)
 		t.breaks = append(t.breaks, b)
 		out = append(out, b)

@@ -2,9 +2,7 @@ package clusterwatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"time"
 
@@ -24,8 +22,12 @@ type Config struct {
 	DriverNamespace string
 	// Dir is the artifacts folder the processes share (MovesFile, BreaksFile).
 	Dir string
-	// Grace is Grace unless a test says.
-	Grace time.Duration
+	// Grace is Grace unless a test says; ControlPlaneGrace likewise.
+	Grace             time.Duration
+	ControlPlaneGrace time.Duration
+	// Ready asks kube-apiserver whether it is ready; a GET of /readyz with
+	// Client unless a test says.
+	Ready func(ctx context.Context) error
 	// Logf hears each break as it is declared and each one that closes.
 	Logf func(format string, args ...any)
 }
@@ -42,20 +44,34 @@ type Watcher struct {
 }
 
 // apiserverKey is kube-apiserver as the watcher's own client reaches it:
-// its loss shows as errors of the watches.
+// its /readyz, asked each second. (Not the watches' errors and events: a
+// reflector backs off up to a minute after an error, and a relist that
+// finds nothing changed raises no event, so kube-apiserver the suite
+// restarted read as down long after it was back; and a refused connection
+// is retried without a word, so a dead one was never named.)
 const apiserverKey = "apiserver"
+
+// readyTimeout bounds each /readyz.
+const readyTimeout = 2 * time.Second
 
 // Start begins watching; Stop ends it and says what broke.
 func Start(ctx context.Context, cfg Config) *Watcher {
 	if cfg.Grace == 0 {
 		cfg.Grace = Grace
 	}
+	if cfg.ControlPlaneGrace == 0 {
+		cfg.ControlPlaneGrace = ControlPlaneGrace
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = func(ctx context.Context) error {
+			return cfg.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		}
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{cfg: cfg, tracker: NewTracker(cfg.Grace), moves: MoveReader{Path: cfg.Dir + "/" + MovesFile}, cancel: cancel, done: make(chan struct{})}
-	w.tracker.Observe(apiserverKey, "kube-apiserver", true, "", time.Now())
+	w := &Watcher{cfg: cfg, tracker: NewTracker(cfg.Grace, cfg.ControlPlaneGrace), moves: MoveReader{Path: cfg.Dir + "/" + MovesFile}, cancel: cancel, done: make(chan struct{})}
 
 	nodes := informers.NewSharedInformerFactory(cfg.Client, 0)
 	w.handle(nodes.Core().V1().Nodes().Informer(), w.node, w.nodeGone)
@@ -67,10 +83,12 @@ func Start(ctx context.Context, cfg Config) *Watcher {
 	w.handle(cp.Core().V1().Pods().Informer(), w.controlPlanePod, w.controlPlanePodGone)
 	factories := []informers.SharedInformerFactory{nodes, cp}
 	if cfg.DriverNamespace != "" {
+		// A vendor's namespace may hold more than the kubelet plugin (a
+		// controller, a webhook): only a DaemonSet's pods are its plugin.
 		drv := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.DriverNamespace))
 		inf := drv.Core().V1().Pods().Informer()
 		byNode := func(obj any) {
-			if p, ok := podOf(obj); ok && p.Spec.NodeName != "" {
+			if p, ok := podOf(obj); ok && p.Spec.NodeName != "" && daemonSetPod(p) {
 				w.driverOn(inf.GetStore(), p.Spec.NodeName)
 			}
 		}
@@ -84,29 +102,38 @@ func Start(ctx context.Context, cfg Config) *Watcher {
 	return w
 }
 
-// handle routes an informer's events; every event is also kube-apiserver
-// answering.
+// handle routes an informer's events. Its watch's errors say nothing of
+// kube-apiserver (probeAPIServer does), but a watch the run's credentials
+// may not make (a suite's Job with fewer rights) is said: that part goes
+// unwatched.
 func (w *Watcher) handle(inf cache.SharedIndexInformer, seen, gone func(any)) {
-	answered := func() { w.tracker.Observe(apiserverKey, "kube-apiserver", true, "", time.Now()) }
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { answered(); seen(obj) },
-		UpdateFunc: func(_, obj any) { answered(); seen(obj) },
-		DeleteFunc: func(obj any) { answered(); gone(obj) },
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+		DeleteFunc: gone,
 	})
 	inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		// A watch that ends or expires is the API's ordinary way; anything
-		// else (refused, timed out, 5xx) is kube-apiserver not answering.
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			return
-		}
-		// A refusal is an answer: the run's credentials may not watch
-		// that (a suite's Job with fewer rights); that part goes unwatched.
 		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 			w.cfg.Logf("cluster watch: not allowed to watch, left unwatched: %v", err)
-			return
 		}
-		w.tracker.Observe(apiserverKey, "kube-apiserver", false, "not answering the suite's client ("+firstLine(err.Error())+")", time.Now())
 	})
+}
+
+// probeAPIServer records kube-apiserver up or down from its /readyz alone,
+// asked with the watcher's client. A refusal of the run's credentials is
+// an answer: it serves.
+func (w *Watcher) probeAPIServer(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	err := w.cfg.Ready(rctx)
+	if ctx.Err() != nil {
+		return // the watch stopped, not kube-apiserver
+	}
+	if err == nil || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		w.tracker.Observe(apiserverKey, "kube-apiserver", true, "", time.Now())
+		return
+	}
+	w.tracker.Observe(apiserverKey, "kube-apiserver", false, "not ready to the suite's client (/readyz: "+firstLine(err.Error())+")", time.Now())
 }
 
 func (w *Watcher) node(obj any) {
@@ -136,9 +163,11 @@ func (w *Watcher) nodeGone(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
+	// A node deleted from the API is gone, not down forever: its targets
+	// are forgotten, and a break open on it ends there.
 	if n, ok := obj.(*corev1.Node); ok {
-		w.tracker.Observe("node/"+n.Name, "node "+n.Name, false, "deleted from the API", time.Now())
-		w.tracker.Forget("driver/" + n.Name)
+		w.tracker.Forget("node/"+n.Name, "node deleted", time.Now())
+		w.tracker.Forget("driver/"+n.Name, "node deleted", time.Now())
 	}
 }
 
@@ -157,11 +186,11 @@ func (w *Watcher) controlPlanePodGone(obj any) {
 	}
 }
 
-// driverOn: the driver serves node when one of its pods there is Ready and
-// not being deleted.
+// driverOn: the driver serves node when one of its DaemonSet's pods there
+// is Ready and not being deleted.
 func (w *Watcher) driverOn(store cache.Store, node string) {
 	for _, obj := range store.List() {
-		if p, ok := podOf(obj); ok && p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+		if p, ok := podOf(obj); ok && p.Spec.NodeName == node && p.DeletionTimestamp == nil && daemonSetPod(p) {
 			if ready, _ := podReady(p); ready {
 				w.tracker.Observe("driver/"+node, "the driver's pod on "+node, true, "", time.Now())
 				return
@@ -182,8 +211,9 @@ func (w *Watcher) loop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-tick.C:
-			w.step(now)
+		case <-tick.C:
+			w.probeAPIServer(ctx)
+			w.step(time.Now())
 		}
 	}
 }
@@ -192,8 +222,15 @@ func (w *Watcher) step(now time.Time) {
 	if err := w.moves.ApplyTo(w.tracker); err != nil {
 		w.cfg.Logf("cluster watch: reading the suite's moves: %v", err)
 	}
+	for _, what := range w.tracker.TimeOut(now) {
+		w.cfg.Logf("cluster watch: the suite's move %q never announced its end; after %s it no longer excuses anything", what, MoveTimeout)
+	}
 	for _, b := range w.tracker.Check(now) {
-		w.cfg.Logf("cluster watch: BREAK: %s (state seen for over %s outside the suite's own moves)", b, w.cfg.Grace)
+		if b.AfterSuiteMove {
+			w.cfg.Logf("cluster watch: BREAK: %s (went down inside the suite's own move and did not come back)", b)
+			continue
+		}
+		w.cfg.Logf("cluster watch: BREAK: %s (seen beyond the grace outside the suite's own moves)", b)
 	}
 	all := w.tracker.Breaks()
 	if reflect.DeepEqual(all, w.written) {
@@ -218,6 +255,16 @@ func (w *Watcher) Stop() []Break {
 	<-w.done
 	w.step(time.Now())
 	return w.tracker.Breaks()
+}
+
+// daemonSetPod: a DaemonSet owns p, as it owns a driver's kubelet plugin.
+func daemonSetPod(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
 }
 
 func podOf(obj any) (*corev1.Pod, bool) {

@@ -110,3 +110,38 @@ func TestMergeKeepsTheBreaks(t *testing.T) {
 		t.Fatalf("merged: %+v, %v", m.ClusterBreaks, err)
 	}
 }
+
+// What went down inside one of the suite's own moves and never came back
+// is the move (or the release) failing: named as such, and the specs that
+// failed during it stay failed requirements.
+func TestABreakAfterTheSuitesMoveExcusesNoSpec(t *testing.T) {
+	sched := ClusterBreak{What: "kube-scheduler on s135-control-plane", State: "not ready", From: broke,
+		AfterSuiteMove: true, Move: "s135: gate move of kube-scheduler", GraceSeconds: 60}
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{
+		timed("waited for the scheduler", types.SpecStateFailed, "pod pod-2 should run", 10, 90),
+	}}, Meta{Release: "1.35"}, sched)
+	if r.Totals.Failed != 1 || r.Totals.ClusterBroke != 0 {
+		t.Errorf("totals %+v: want the spec failed, not cluster broke", r.Totals)
+	}
+	line := `e2e: not back after the suite's own moves (the move failing, or the release not coming back; the specs that failed meanwhile stay failed): kube-scheduler on s135-control-plane not ready from 06:41:37, not back 60 s after the suite's move "s135: gate move of kube-scheduler"`
+	if got := r.ClusterBroke(); got != line {
+		t.Errorf("closing line\n got %q\nwant %q", got, line)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "**Not back after the suite's own moves**") || strings.Contains(md, "**The cluster broke under the run**") {
+		t.Errorf("report.md: want the move's failure named, not a broken cluster")
+	}
+}
+
+// A break no spec ran into is said as information; the specs' outcomes
+// stand.
+func TestABreakThatTouchedNoSpecIsInformation(t *testing.T) {
+	node := ClusterBreak{What: "node s135-worker", State: "NotReady", From: broke, To: broke.Add(40 * time.Second)}
+	r := FromGinkgo(types.Report{SpecReports: types.SpecReports{timed("passed meanwhile", types.SpecStatePassed, "", 0, 30)}}, Meta{Release: "1.35"}, node)
+	want := "e2e: the cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information): node s135-worker NotReady from 06:41:37 until 06:42:17"
+	if got := r.ClusterBroke(); got != want {
+		t.Errorf("closing line\n got %q\nwant %q", got, want)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "no spec failed while it was broken (information") {
+		t.Errorf("report.md does not say the break as information")
+	}
+}

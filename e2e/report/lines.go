@@ -36,23 +36,34 @@ func (r Report) KnownDefects() string {
 
 // Breaks is the run's breaks in one line: "node s135-worker NotReady from
 // 06:41:37; ..."; "" where the cluster did not break.
-func (r Report) Breaks() string {
-	parts := make([]string, len(r.ClusterBreaks))
-	for i, b := range r.ClusterBreaks {
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, "; ")
+func (r Report) Breaks() string { return BreaksText(r.ClusterBreaks) }
+
+// SelfBreaks is the breaks the cluster made by itself, in one line; "" where
+// none.
+func (r Report) SelfBreaks() string {
+	self, _ := ByItself(r.ClusterBreaks)
+	return BreaksText(self)
 }
 
-// ClusterBroke is one line saying what broke under the run and how many
+// ClusterBroke is the lines saying what broke under the run and how many
 // specs it cut short, or "" where nothing broke: those specs are counted
-// apart, neither passed nor failed requirements.
+// apart, neither passed nor failed requirements. A break that cut no spec
+// short is said as information; one after a move of the suite's is said
+// as that move failing, its specs failed.
 func (r Report) ClusterBroke() string {
-	if len(r.ClusterBreaks) == 0 {
-		return ""
+	self, moved := ByItself(r.ClusterBreaks)
+	var lines []string
+	switch {
+	case len(self) > 0 && r.Totals.ClusterBroke > 0:
+		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that failed while it was broken are counted apart (%s), not as failed requirements",
+			BreaksText(self), r.Totals.ClusterBroke, ClusterBroke))
+	case len(self) > 0:
+		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information): %s", BreaksText(self)))
 	}
-	return fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that failed while it was broken are counted apart (%s), not as failed requirements",
-		r.Breaks(), r.Totals.ClusterBroke, ClusterBroke)
+	if len(moved) > 0 {
+		lines = append(lines, fmt.Sprintf("e2e: not back after the suite's own moves (the move failing, or the release not coming back; the specs that failed meanwhile stay failed): %s", BreaksText(moved)))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // OutOfReachNeeds counts the declared skips out of reach of the run and

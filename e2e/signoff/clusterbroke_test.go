@@ -18,8 +18,9 @@ var brokeAt = time.Date(2026, 11, 28, 6, 41, 37, 0, time.UTC)
 // passed; every spec of a requirement ran, the first passed before the
 // break, the next four failed while the node was NotReady, the rest
 // failed at once as they started (failIfBroken). failedBefore makes the
-// fifth spec a failure before the break instead.
-func brokenRun(failedBefore bool) report.Report {
+// fifth spec a failure before the break instead; breaks, where given, are
+// the run's instead of the worker's.
+func brokenRun(failedBefore bool, breaks ...report.ClusterBreak) report.Report {
 	var specs types.SpecReports
 	for i, q := range requirements.All {
 		s := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "checks " + q.ID, State: types.SpecStateFailed,
@@ -34,8 +35,10 @@ func brokenRun(failedBefore bool) report.Report {
 		}
 		specs = append(specs, s)
 	}
-	node := report.ClusterBreak{What: "node s135-worker", State: "NotReady", From: brokeAt}
-	return report.FromGinkgo(types.Report{SpecReports: specs}, report.Meta{Release: "1.35", Profile: "default"}, node)
+	if len(breaks) == 0 {
+		breaks = []report.ClusterBreak{{What: "node s135-worker", State: "NotReady", From: brokeAt}}
+	}
+	return report.FromGinkgo(types.Report{SpecReports: specs}, report.Meta{Release: "1.35", Profile: "default"}, breaks...)
 }
 
 // The sign-off reads the column as a cluster problem: the break first, in
@@ -99,5 +102,48 @@ func TestTheBrokenClusterExitCodeRanks(t *testing.T) {
 	failed.Release = "1.34"
 	if code := Build([]report.Report{broken, failed}, byRelease).ExitCode(); code != ExitFailed {
 		t.Errorf("broken and failed: exit %d, want %d", code, ExitFailed)
+	}
+}
+
+// passedRun is every requirement checked and passed, from brokeAt on, with
+// those breaks.
+func passedRun(breaks ...report.ClusterBreak) report.Report {
+	var specs types.SpecReports
+	for i, q := range requirements.All {
+		specs = append(specs, types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "checks " + q.ID, State: types.SpecStatePassed,
+			ReportEntries: []types.ReportEntry{{Name: report.KEPEntry, Value: types.WrapEntryValue(q.Text)}},
+			StartTime:     brokeAt.Add(time.Duration(i) * time.Second), EndTime: brokeAt.Add(time.Duration(i+1) * time.Second)})
+	}
+	return report.FromGinkgo(types.Report{SpecReports: specs}, report.Meta{Release: "1.35", Profile: "default"}, breaks...)
+}
+
+// A break that cut no spec short vetoes nothing: the column is what its
+// specs say, signed off here, and the break is said as information.
+func TestABreakThatTouchedNoSpecDoesNotVetoTheSignOff(t *testing.T) {
+	node := report.ClusterBreak{What: "node s135-worker", State: "NotReady", From: brokeAt, To: brokeAt.Add(30 * time.Second)}
+	m := Build([]report.Report{passedRun(node)}, byRelease)
+	if why := m.Unsigned(m.Runs[0]); why != nil || m.ExitCode() != ExitSignedOff {
+		t.Fatalf("a break under no spec: want signed off (exit 0), got %q, exit %d", why, m.ExitCode())
+	}
+	if v := m.Verdict(); !strings.HasPrefix(v, "Signed off") ||
+		!strings.HasSuffix(v, "; 1.35 defaults: the cluster broke under the run but cut no spec short (information): node s135-worker NotReady from 06:41:37 until 06:42:07") {
+		t.Errorf("verdict %q: want signed off, the break said as information", v)
+	}
+}
+
+// A break after one of the suite's own moves excuses nothing: the specs
+// that failed during it are failures (exit 1), and the move is named.
+func TestABreakAfterTheSuitesMoveFailsTheColumn(t *testing.T) {
+	r := brokenRun(false, report.ClusterBreak{What: "kube-scheduler on s135-control-plane", State: "not ready",
+		From: brokeAt, AfterSuiteMove: true, Move: "s135: gate move of kube-scheduler", GraceSeconds: 60})
+	m := Build([]report.Report{r}, byRelease)
+	why := m.Unsigned(m.Runs[0])
+	n := len(requirements.All) - 1
+	if m.ExitCode() != ExitFailed || len(why) != 2 || why[0] != fmt.Sprintf("%d failed", n) ||
+		why[1] != `not back after the suite's own moves (the move or the release failing, not the cluster): kube-scheduler on s135-control-plane not ready from 06:41:37, not back 60 s after the suite's move "s135: gate move of kube-scheduler"` {
+		t.Errorf("exit %d, reasons %q", m.ExitCode(), why)
+	}
+	if strings.Contains(m.Verdict(), "NOT signed off: the cluster broke") {
+		t.Errorf("verdict blames the cluster: %q", m.Verdict())
 	}
 }

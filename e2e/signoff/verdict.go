@@ -44,8 +44,9 @@ const (
 	ExitLeftOut = 3
 	// ExitClusterBroke: the cluster broke under a run (a node NotReady, a
 	// control-plane component or the driver's pod down, not by the suite's
-	// doing) and no spec failed otherwise: a problem of the cluster, not of
-	// the requirements; run again on a cluster that holds.
+	// doing) under specs, cutting them short, and no spec failed otherwise: a
+	// problem of the cluster, not of the requirements; run again on a cluster
+	// that holds. A break that cut no spec short is information, not this.
 	ExitClusterBroke = 4
 )
 
@@ -172,9 +173,12 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	if r.Interrupted {
 		why = append(why, interruption(r))
 	}
-	// So does a cluster that broke under the run: the specs it cut short
-	// are not failures either (report.ClusterBroke).
-	if len(r.ClusterBreaks) > 0 {
+	// So does a cluster that broke under the run where it cut specs short:
+	// those are not failures either (report.ClusterBroke). A break that
+	// touched no spec vetoes nothing: the column is what its specs say,
+	// and the break is said as information.
+	cut := r.Totals.ClusterBroke > 0 && r.SelfBreaks() != ""
+	if cut {
 		why = append(why, breakage(r))
 	}
 	if r.Totals.Failed > 0 {
@@ -184,7 +188,8 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 		why = append(why, "suite problem: "+report.FirstLine(p))
 	}
 	if len(why) > 0 {
-		if len(r.ClusterBreaks) > 0 && !r.Interrupted && r.Totals.Failed == 0 && len(r.Problems) == 0 {
+		why = append(why, breakNotes(r)...)
+		if cut && !r.Interrupted && r.Totals.Failed == 0 && len(r.Problems) == 0 {
 			return why, ExitClusterBroke
 		}
 		return why, ExitFailed
@@ -229,14 +234,31 @@ func interruption(r report.Report) string {
 // what broke and when, and how many specs it cut short, which count as
 // not run.
 func breakage(r report.Report) string {
-	return fmt.Sprintf("the cluster broke under the run: %s; %d spec(s) cut short by it, counted not run", r.Breaks(), r.Totals.ClusterBroke)
+	return fmt.Sprintf("the cluster broke under the run: %s; %d spec(s) cut short by it, counted not run", r.SelfBreaks(), r.Totals.ClusterBroke)
 }
 
-// clusterBroke lists the breaks of every column whose cluster broke.
+// breakNotes are a column's breaks that are not why it is unsigned, as
+// information: the cluster's own where they cut no spec short, and those
+// after one of the suite's own moves (the move or the release failing:
+// the specs that failed meanwhile are failures).
+func breakNotes(r report.Report) []string {
+	self, moved := report.ByItself(r.ClusterBreaks)
+	var out []string
+	if len(self) > 0 && r.Totals.ClusterBroke == 0 {
+		out = append(out, "the cluster broke under the run but cut no spec short (information): "+report.BreaksText(self))
+	}
+	if len(moved) > 0 {
+		out = append(out, "not back after the suite's own moves (the move or the release failing, not the cluster): "+report.BreaksText(moved))
+	}
+	return out
+}
+
+// clusterBroke lists the breaks of every column whose cluster broke under
+// specs, cutting them short.
 func (m Matrix) clusterBroke() []string {
 	var out []string
 	for _, r := range m.Runs {
-		if b := r.Breaks(); b != "" {
+		if b := r.SelfBreaks(); b != "" && r.Totals.ClusterBroke > 0 {
 			out = append(out, b)
 		}
 	}
@@ -416,6 +438,11 @@ func (m Matrix) Verdict() string {
 	}
 	if len(defects) > 0 {
 		verdict += "; known upstream defects met where declared (" + strings.Join(defects, ", ") + "), counted apart"
+	}
+	for _, r := range m.Runs {
+		for _, n := range breakNotes(r) {
+			verdict += "; " + r.Column() + ": " + n
+		}
 	}
 	return verdict
 }
