@@ -25,7 +25,6 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/clusterwatch"
-	"github.com/kep5018/adminaccess-conformance/e2e/report"
 )
 
 var (
@@ -144,14 +143,4 @@ func (b *breakFollower) start() {
 			}
 		}()
 	})
-}
-
-// reportBreaks is the run's breaks as report.json keeps them.
-func reportBreaks() []report.ClusterBreak {
-	out := make([]report.ClusterBreak, len(clusterBreaks))
-	for i, b := range clusterBreaks {
-		out[i] = report.ClusterBreak{What: b.What, State: b.State, From: b.From, To: b.To, Ended: b.Ended,
-			AfterSuiteMove: b.AfterSuiteMove, Move: b.Move, GraceSeconds: b.GraceSeconds}
-	}
-	return out
 }

@@ -247,7 +247,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	}
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
 	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings
-	out := report.FromGinkgo(r, meta, reportBreaks()...)
+	out := report.FromGinkgo(r, meta, clusterBreaks...)
 	before, err := timeline.ReadFile(timelineFile)
 	framework.ExpectNoError(err)
 	out.Timeline = append(before, out.Timeline...)

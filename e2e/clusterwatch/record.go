@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 )
 
 // The files Ginkgo's processes share, in the run's artifacts folder (every
@@ -136,20 +138,13 @@ func ReadBreaks(path string) ([]Break, error) {
 // from 06:41:37"; those after a move of the suite's said as such; "" where
 // none is open.
 func Say(all []Break) string {
-	var self, moved []string
-	for _, b := range OpenBreaks(all) {
-		if b.AfterSuiteMove {
-			moved = append(moved, b.String())
-		} else {
-			self = append(self, b.String())
-		}
-	}
+	self, moved := clusterbreak.ByItself(OpenBreaks(all))
 	var out []string
 	if len(self) > 0 {
-		out = append(out, "the cluster broke under the run, not by the suite's doing: "+strings.Join(self, "; "))
+		out = append(out, "the cluster broke under the run, not by the suite's doing: "+clusterbreak.Text(self))
 	}
 	if len(moved) > 0 {
-		out = append(out, "not back after the suite's own move: "+strings.Join(moved, "; "))
+		out = append(out, "not back after the suite's own move: "+clusterbreak.Text(moved))
 	}
 	return strings.Join(out, "; ")
 }

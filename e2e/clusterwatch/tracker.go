@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 )
 
 // Grace is how long something the suite relies on may stay broken, outside
@@ -43,63 +45,9 @@ const ControlPlaneGrace = 60 * time.Second
 const MoveTimeout = 10 * time.Minute
 
 // Break is something the suite relies on that stayed broken beyond the
-// grace, outside the suite's own moves.
-type Break struct {
-	// What is the target, as a person names it: "node s135-worker",
-	// "kube-scheduler on s135-control-plane".
-	What string `json:"what"`
-	// State is what it was seen as: "NotReady", "not running: its mirror
-	// pod is gone".
-	State string `json:"state"`
-	// From is when it was first seen broken outside the suite's moves
-	// (a node's: when its Ready condition changed).
-	From time.Time `json:"from"`
-	// To is when it was seen whole again; zero while it is broken.
-	To time.Time `json:"to,omitempty"`
-	// Ended says how it ended where not by coming back: "node deleted"
-	// (the node left the API, and the watch forgot it).
-	Ended string `json:"ended,omitempty"`
-	// AfterSuiteMove: it went down inside one of the suite's own moves
-	// (Move) and was not back within the grace (GraceSeconds) after the
-	// move ended: the suite's move failing, or the release not coming
-	// back, not a cluster that broke by itself. The specs that failed
-	// during it are not excused.
-	AfterSuiteMove bool   `json:"afterSuiteMove,omitempty"`
-	Move           string `json:"suiteMove,omitempty"`
-	GraceSeconds   int    `json:"graceSeconds,omitempty"`
-}
-
-// Open says whether the break was still open when last seen.
-func (b Break) Open() bool { return b.To.IsZero() }
-
-// String is the break as the report and the sign-off say it: "node
-// s135-worker NotReady from 06:41:37", with "until 06:43:02" once whole.
-func (b Break) String() string {
-	return BreakText(b.What, b.State, b.From, b.To, b.Ended, b.AfterSuiteMove, b.Move, b.GraceSeconds)
-}
-
-// BreakText is a break as the pages say it (report.ClusterBreak says its
-// own the same way): "node w NotReady from 06:41:37 until 06:43:02 (node
-// deleted)"; one after a move of the suite's: "kube-scheduler on cp not
-// ready from 06:41:37, not back 60 s after the suite's move \"…\"".
-func BreakText(what, state string, from, to time.Time, ended string, afterMove bool, move string, grace int) string {
-	s := fmt.Sprintf("%s %s from %s", what, state, from.UTC().Format(time.TimeOnly))
-	if afterMove {
-		s += fmt.Sprintf(", not back %d s after the suite's move %q", grace, move)
-	}
-	if !to.IsZero() {
-		s += " until " + to.UTC().Format(time.TimeOnly)
-	}
-	if ended != "" {
-		s += " (" + ended + ")"
-	}
-	return s
-}
-
-// During says whether the break was open at any time from start to end.
-func (b Break) During(start, end time.Time) bool {
-	return !end.Before(b.From) && (b.Open() || !start.After(b.To))
-}
+// grace, outside the suite's own moves (e2e/clusterbreak: report.json
+// keeps it, and the pages say it, as is).
+type Break = clusterbreak.Break
 
 // target is one thing watched.
 type target struct {

@@ -92,22 +92,6 @@ func TestBrokenFromTheFirstLookIsNotTheRunsBreak(t *testing.T) {
 	}
 }
 
-func TestBreakDuring(t *testing.T) {
-	b := Break{What: "node w", State: "NotReady", From: at(100), To: at(200)}
-	for _, c := range []struct {
-		start, end int
-		want       bool
-	}{{0, 99, false}, {0, 100, true}, {150, 160, true}, {200, 300, true}, {201, 300, false}} {
-		if got := b.During(at(c.start), at(c.end)); got != c.want {
-			t.Errorf("break 100-200, spec %d-%d: want %t, got %t", c.start, c.end, c.want, got)
-		}
-	}
-	b.To = time.Time{}
-	if !b.During(at(500), at(600)) {
-		t.Error("an open break: a spec after its start overlaps it")
-	}
-}
-
 func TestTheSharedFilesCarryMovesAndBreaks(t *testing.T) {
 	dir := t.TempDir()
 	moves := filepath.Join(dir, MovesFile)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 )
 
 // What a run prints of its report: the closing line, the known defects, the
@@ -36,13 +38,13 @@ func (r Report) KnownDefects() string {
 
 // Breaks is the run's breaks in one line: "node s135-worker NotReady from
 // 06:41:37; ..."; "" where the cluster did not break.
-func (r Report) Breaks() string { return BreaksText(r.ClusterBreaks) }
+func (r Report) Breaks() string { return clusterbreak.Text(r.ClusterBreaks) }
 
 // SelfBreaks is the breaks the cluster made by itself, in one line; "" where
 // none.
 func (r Report) SelfBreaks() string {
-	self, _ := ByItself(r.ClusterBreaks)
-	return BreaksText(self)
+	self, _ := clusterbreak.ByItself(r.ClusterBreaks)
+	return clusterbreak.Text(self)
 }
 
 // ClusterBroke is the lines saying what broke under the run and how many
@@ -51,17 +53,17 @@ func (r Report) SelfBreaks() string {
 // short is said as information; one after a move of the suite's is said
 // as that move failing, its specs failed.
 func (r Report) ClusterBroke() string {
-	self, moved := ByItself(r.ClusterBreaks)
+	self, moved := clusterbreak.ByItself(r.ClusterBreaks)
 	var lines []string
 	switch {
 	case len(self) > 0 && r.Totals.ClusterBroke > 0:
 		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that failed while it was broken are counted apart (%s), not as failed requirements",
-			BreaksText(self), r.Totals.ClusterBroke, ClusterBroke))
+			clusterbreak.Text(self), r.Totals.ClusterBroke, ClusterBroke))
 	case len(self) > 0:
-		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information): %s", BreaksText(self)))
+		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information): %s", clusterbreak.Text(self)))
 	}
 	if len(moved) > 0 {
-		lines = append(lines, fmt.Sprintf("e2e: not back after the suite's own moves (the move failing, or the release not coming back; the specs that failed meanwhile stay failed): %s", BreaksText(moved)))
+		lines = append(lines, fmt.Sprintf("e2e: not back after the suite's own moves (the move failing, or the release not coming back; the specs that failed meanwhile stay failed): %s", clusterbreak.Text(moved)))
 	}
 	return strings.Join(lines, "\n")
 }

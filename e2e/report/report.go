@@ -17,6 +17,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
@@ -66,70 +67,9 @@ const CutShort = "cut short"
 const ClusterBroke = "cluster broke"
 
 // ClusterBreak is something the run relied on that broke under it, not by
-// the suite's doing: what, how, from when, and until when it was whole
-// again (zero: still broken when the run ended).
-type ClusterBreak struct {
-	What  string    `json:"what"`
-	State string    `json:"state"`
-	From  time.Time `json:"from"`
-	To    time.Time `json:"to,omitempty"`
-	// Ended says how it ended where not by coming back ("node deleted").
-	Ended string `json:"ended,omitempty"`
-	// AfterSuiteMove: what went down inside one of the suite's own moves
-	// (Move) and was not back GraceSeconds after it: the suite's move
-	// failing, or the release not coming back. Named, but it excuses no
-	// spec: those that failed during it stay failed.
-	AfterSuiteMove bool   `json:"afterSuiteMove,omitempty"`
-	Move           string `json:"suiteMove,omitempty"`
-	GraceSeconds   int    `json:"graceSeconds,omitempty"`
-}
-
-// String is the break as the pages say it: "node s135-worker NotReady
-// from 06:41:37" (UTC), with "until 06:43:02" where it ended; one after a
-// move of the suite's says so: "kube-scheduler on cp not ready from
-// 06:41:37, not back 60 s after the suite's move \"…\"".
-// (clusterwatch.Break says its own the same way; report stays free of
-// client-go.)
-func (b ClusterBreak) String() string {
-	s := fmt.Sprintf("%s %s from %s", b.What, b.State, b.From.UTC().Format(time.TimeOnly))
-	if b.AfterSuiteMove {
-		s += fmt.Sprintf(", not back %d s after the suite's move %q", b.GraceSeconds, b.Move)
-	}
-	if !b.To.IsZero() {
-		s += " until " + b.To.UTC().Format(time.TimeOnly)
-	}
-	if b.Ended != "" {
-		s += " (" + b.Ended + ")"
-	}
-	return s
-}
-
-// ByItself splits breaks into those the cluster made by itself and those
-// after one of the suite's own moves (AfterSuiteMove).
-func ByItself(breaks []ClusterBreak) (self, afterMoves []ClusterBreak) {
-	for _, b := range breaks {
-		if b.AfterSuiteMove {
-			afterMoves = append(afterMoves, b)
-		} else {
-			self = append(self, b)
-		}
-	}
-	return self, afterMoves
-}
-
-// BreaksText is breaks in one line, "; " between.
-func BreaksText(breaks []ClusterBreak) string {
-	parts := make([]string, len(breaks))
-	for i, b := range breaks {
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, "; ")
-}
-
-// during says whether the break was open at any time from start to end.
-func (b ClusterBreak) during(start, end time.Time) bool {
-	return !end.Before(b.From) && (b.To.IsZero() || !start.After(b.To))
-}
+// the suite's doing (e2e/clusterbreak: clusterwatch declares it, and report
+// stays free of client-go).
+type ClusterBreak = clusterbreak.Break
 
 // interruptMessages are Ginkgo's failure messages of a spec or suite node
 // an interrupt stopped (its InterruptCause's texts, in an internal
@@ -393,7 +333,7 @@ func FromGinkgo(r types.Report, meta Meta, breaks ...ClusterBreak) Report {
 // release) failing, and so are the specs that failed during it.
 func brokeDuring(breaks []ClusterBreak, start, end time.Time, state string) string {
 	for _, b := range breaks {
-		if !b.AfterSuiteMove && b.during(start, end) {
+		if !b.AfterSuiteMove && b.During(start, end) {
 			return ClusterBroke
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
@@ -242,13 +243,13 @@ func breakage(r report.Report) string {
 // after one of the suite's own moves (the move or the release failing:
 // the specs that failed meanwhile are failures).
 func breakNotes(r report.Report) []string {
-	self, moved := report.ByItself(r.ClusterBreaks)
+	self, moved := clusterbreak.ByItself(r.ClusterBreaks)
 	var out []string
 	if len(self) > 0 && r.Totals.ClusterBroke == 0 {
-		out = append(out, "the cluster broke under the run but cut no spec short (information): "+report.BreaksText(self))
+		out = append(out, "the cluster broke under the run but cut no spec short (information): "+clusterbreak.Text(self))
 	}
 	if len(moved) > 0 {
-		out = append(out, "not back after the suite's own moves (the move or the release failing, not the cluster): "+report.BreaksText(moved))
+		out = append(out, "not back after the suite's own moves (the move or the release failing, not the cluster): "+clusterbreak.Text(moved))
 	}
 	return out
 }
