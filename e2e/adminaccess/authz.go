@@ -156,14 +156,15 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			{"every result dropped", nil, `"Results":null`},
 		}
 		for _, r := range rewrites {
-			err := patchAllocation(ctx, claim, r.results...)
+			// The refusal in a name of its own: the read below reuses err.
+			refused := patchAllocation(ctx, claim, r.results...)
 			what := fmt.Sprintf("a status update of claim %s's allocation: %s", claim.Name, r.what)
-			gomega.Expect(err).To(expect.MatchInvalidAt("status.allocation"), "the promise: %s is refused", what)
+			gomega.Expect(refused).To(expect.MatchInvalidAt("status.allocation"), "the promise: %s is refused", what)
 			stored, err := b.GetClaim(ctx, claim.Name)
 			framework.ExpectNoError(err)
 			gomega.Expect(allocationJSON(stored)).To(gomega.Equal(grantedJSON), "the promise: claim %s's status.allocation as stored after %s", claim.Name, what)
 			refusal := env.Rel.ImmutableAllocation(r.shows)
-			gomega.Expect(err).To(expect.MatchInvalidMessage("ResourceClaim", claim.Name, "status.allocation", refusal.Value, refusal.Exact, refusal.Detail, refusal.Validator),
+			gomega.Expect(refused).To(expect.MatchInvalidMessage("ResourceClaim", claim.Name, "status.allocation", refusal.Value, refusal.Exact, refusal.Detail, refusal.Validator),
 				"the promise held (refused at status.allocation, stored as granted); the message is not the one Kubernetes %s's validator prints, for %s", env.Rel.Minor, what)
 		}
 		ginkgo.By("the pod keeps its devices, with admin access, as granted")

@@ -101,13 +101,13 @@ func expectClaimSpecKept(ctx context.Context, b *builder.Builder, claim *resourc
 	before := observe.RequestsAdminAccessFields(current.Spec.Devices)
 	changed := current.DeepCopy()
 	changed.Spec.Devices.Requests[0].Exactly.AdminAccess = v
-	_, err = env.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
+	_, refused := env.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
 	what := fmt.Sprintf("an update of claim %s's requests[0].adminAccess from %s to %s", claim.Name, before[0], observe.AdminAccessField(v))
-	expectImmutableSpecRefused(err, what)
+	expectImmutableSpecRefused(refused, what)
 	stored, err := b.GetClaim(ctx, claim.Name)
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Devices)).To(gomega.Equal(before), "the promise: claim %s as stored after %s", claim.Name, what)
-	expectImmutableSpecMessage(err, "ResourceClaim", claim.Name, v, what)
+	expectImmutableSpecMessage(refused, "ResourceClaim", claim.Name, v, what)
 }
 
 // expectTemplateSpecKept is expectClaimSpecKept for a template.
@@ -119,13 +119,13 @@ func expectTemplateSpecKept(ctx context.Context, b *builder.Builder, tmpl *resou
 	before := observe.RequestsAdminAccessFields(current.Spec.Spec.Devices)
 	changed := current.DeepCopy()
 	changed.Spec.Spec.Devices.Requests[0].Exactly.AdminAccess = v
-	_, err = templates.Update(ctx, changed, metav1.UpdateOptions{})
+	_, refused := templates.Update(ctx, changed, metav1.UpdateOptions{})
 	what := fmt.Sprintf("an update of template %s's requests[0].adminAccess from %s to %s", tmpl.Name, before[0], observe.AdminAccessField(v))
-	expectImmutableSpecRefused(err, what)
+	expectImmutableSpecRefused(refused, what)
 	stored, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Spec.Devices)).To(gomega.Equal(before), "the promise: template %s as stored after %s", tmpl.Name, what)
-	expectImmutableSpecMessage(err, "ResourceClaimTemplate", tmpl.Name, v, what)
+	expectImmutableSpecMessage(refused, "ResourceClaimTemplate", tmpl.Name, v, what)
 }
 
 // A refusal of a changed spec is asserted in two parts, so that a failure
