@@ -155,6 +155,14 @@ func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework
 	b := shared.builder(ctx, f)
 	node := anyWorker(ctx)
 	device := []string{poolDevice(node, contract.SharedDevice)}
+	// Claims of the group's earlier specs go with their namespaces, which
+	// the framework deletes without waiting: a share one of them still
+	// holds would leave less than the admin-access share's 1Gi beside the
+	// holder's 3Gi where #140729's capacity case is declared (seen on 1.35
+	// alpha: "Device capacity not enough" for the admin-access claim).
+	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
+		return ordinarySharesOf(ctx, b.DriverName, device[0])
+	}).WithTimeout(podDeleteTimeout).Should(gomega.BeEmpty(), "the ordinary shares of device %s that earlier specs held", device[0])
 	ginkgo.By("an ordinary claim holds 3Gi of the device's " + contract.SharedTotal)
 	holder, held, _ := runOn(ctx, b, node, share("3Gi"))
 	gomega.Expect(observe.AllocatedDevices(held)).To(gomega.Equal(device), "the ordinary claim on the shared device")
@@ -184,9 +192,8 @@ func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework
 	// equal amounts apart).
 	gomega.Expect(allocatedClaim(ctx, b, held.Name).Status.Allocation).To(gomega.BeComparableTo(held.Status.Allocation),
 		"the holder %s keeps its allocation, share ID and consumed capacity as they were", held.Name)
-	// Claims of the group's earlier specs go with their namespaces, which
-	// the framework deletes without waiting: one still holding a share
-	// would keep the 2Gi out too, and hide capacity the release gave back.
+	// No other ordinary share has come meanwhile: one would keep the 2Gi
+	// out too, and hide capacity the release gave back.
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
 		return ordinarySharesOf(ctx, b.DriverName, device[0])
 	}).WithTimeout(podDeleteTimeout).Should(gomega.ConsistOf(held.Namespace+"/"+held.Name+": share of 3Gi"),
