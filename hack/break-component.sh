@@ -65,31 +65,35 @@ build() {
 }
 
 install() {
-	local command=$2 binary=$3 node=$1-control-plane manifest before
+	local command=$2 binary=$3 node=$1-control-plane manifest sum
 	manifest=/etc/kubernetes/manifests/$command.yaml
-	before=$(docker exec "$node" crictl ps -q --name "$command" | head -1)
+	sum=$(md5sum "$binary" | cut -c1-12)
 	docker cp "$binary" "$node:/usr/local/bin/$command-broken"
-	if docker exec "$node" grep -q "$command-broken" "$manifest"; then
-		# Mounted before: the next container resolves the path again, so
-		# stopping this one is enough for the kubelet to start the new binary.
-		docker exec "$node" crictl stop "$before" >/dev/null
-	else
-		# The mount goes in with the pod's own volumes; the kubelet sees the
-		# manifest change and starts the pod again from it.
+	if ! docker exec "$node" grep -q "$command-broken" "$manifest"; then
+		# The mount goes in with the pod's own volumes.
 		docker exec "$node" sed -i \
 			-e "s|^    volumeMounts:|    volumeMounts:\n    - mountPath: /usr/local/bin/$command\n      name: broken-binary\n      readOnly: true|" \
 			-e "s|^  volumes:|  volumes:\n  - hostPath:\n      path: /usr/local/bin/$command-broken\n      type: File\n    name: broken-binary|" "$manifest"
 	fi
-	local now
+	# The binary's sum as an annotation: a manifest that changes with every
+	# binary, so the kubelet starts the pod again each time, and a mirror
+	# pod that says which binary it runs.
+	docker exec "$node" sed -i -e '/^    break-component: /d' "$manifest"
+	if docker exec "$node" grep -q '^  annotations:$' "$manifest"; then
+		docker exec "$node" sed -i "s|^  annotations:\$|  annotations:\n    break-component: \"$sum\"|" "$manifest"
+	else
+		docker exec "$node" sed -i "s|^metadata:|metadata:\n  annotations:\n    break-component: \"$sum\"|" "$manifest"
+	fi
+	local mirror=$command-$node
 	for _ in $(seq 1 60); do
-		now=$(docker exec "$node" crictl ps -q --state running --name "$command" | head -1)
-		if [ -n "$now" ] && [ "$now" != "$before" ] && docker exec "$node" crictl inspect "$now" | grep -q "$command-broken"; then
-			echo "break-component: $node runs the broken $command (container ${now:0:13})"
+		if docker exec "$node" kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get pod "$mirror" \
+			-o jsonpath='{.metadata.annotations.break-component} {.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx "$sum True"; then
+			echo "break-component: $node runs the broken $command ($sum)"
 			return 0
 		fi
 		sleep 2
 	done
-	echo "break-component: $node did not start the broken $command within 120 s" >&2
+	echo "break-component: $node did not run the broken $command ($sum) within 120 s" >&2
 	return 1
 }
 
