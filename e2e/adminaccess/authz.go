@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -44,13 +42,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 
 	it("keeps admin-access claims made before the label was removed working, and denies new ones until it is back", kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked"), func(ctx context.Context) {
 		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		framework.ExpectNoError(err)
-		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
-		framework.ExpectNoError(err)
-		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), true, "the pod of an admin-access claim in a labelled namespace")
-		before := snapshot(ctx, pod)
+		claim, pod, before := runGrantedAdminPod(ctx, b)
 
 		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")
 		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
@@ -112,63 +104,6 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		deletePod(ctx, waiting)
 		expectDeallocated(ctx, b, claim.Name)
 		deleteClaim(ctx, b, claim)
-	})
-
-	// A grant is never checked again (the spec above) because it cannot
-	// change: kube-apiserver's authorization of a status update returns
-	// early when the stored allocation already grants admin access
-	// (AuthorizedForAdminStatus: "since status.Allocation is immutable"),
-	// so once the label is gone nothing but the immutability of
-	// status.allocation stops a status update from re-granting admin access
-	// to another device, or rewriting the grant in any other way. Each
-	// rewrite is tried as cluster-admin, who may write any claim's status.
-	it("refuses every rewrite of a granted admin-access allocation once the label is gone: another device, adminAccess false, no results", kep("a granted allocation cannot be rewritten: status.allocation is immutable once set"), func(ctx context.Context) {
-		b := newBuilder(f)
-		labelForAdmin(ctx, f.Namespace.Name)
-		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		framework.ExpectNoError(err)
-		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
-		framework.ExpectNoError(err)
-		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), true, "the pod of an admin-access claim in a labelled namespace")
-		before := snapshot(ctx, pod)
-		granted := allocatedClaim(ctx, b, claim.Name)
-		gomega.Expect(observe.AdminAccessResults(granted)).To(gomega.Equal([]bool{true}), "claim %s's allocation as granted", claim.Name)
-		grant := granted.Status.Allocation.Devices.Results[0]
-		grantedJSON := allocationJSON(granted)
-
-		ginkgo.By("the label goes, and a status update tries to rewrite the grant")
-		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
-		pool, device := anotherDevice(grant.Pool, grant.Device)
-		result := func(pool, device string, admin bool) map[string]any {
-			return map[string]any{"request": grant.Request, "driver": grant.Driver, "pool": pool, "device": device, "adminAccess": admin}
-		}
-		rewrites := []struct {
-			what    string
-			results []map[string]any
-			// shows is what the new allocation, printed as JSON with Go
-			// field names, holds that the granted one does not.
-			shows string
-		}{
-			{fmt.Sprintf("admin access to another device (%s instead of %s)", poolDevice(pool, device), poolDevice(grant.Pool, grant.Device)),
-				[]map[string]any{result(pool, device, true)}, fmt.Sprintf(`"Device":%q`, device)},
-			{"adminAccess flipped to false", []map[string]any{result(grant.Pool, grant.Device, false)}, `"AdminAccess":false`},
-			// No results: the patch's null removes the list.
-			{"every result dropped", nil, `"Results":null`},
-		}
-		for _, r := range rewrites {
-			// The refusal in a name of its own: the read below reuses err.
-			refused := patchAllocation(ctx, claim, r.results...)
-			what := fmt.Sprintf("a status update of claim %s's allocation: %s", claim.Name, r.what)
-			gomega.Expect(refused).To(expect.MatchInvalidAt("status.allocation"), "the promise: %s is refused", what)
-			stored, err := b.GetClaim(ctx, claim.Name)
-			framework.ExpectNoError(err)
-			gomega.Expect(allocationJSON(stored)).To(gomega.Equal(grantedJSON), "the promise: claim %s's status.allocation as stored after %s", claim.Name, what)
-			refusal := env.Rel.ImmutableAllocation(r.shows)
-			gomega.Expect(refused).To(expect.MatchInvalidMessage("ResourceClaim", claim.Name, "status.allocation", refusal.Value, refusal.Exact, refusal.Detail, refusal.Validator),
-				"the promise held (refused at status.allocation, stored as granted); the message is not the one Kubernetes %s's validator prints, for %s", env.Rel.Minor, what)
-		}
-		ginkgo.By("the pod keeps its devices, with admin access, as granted")
-		expectUndisturbed(ctx, pod, before)
 	})
 
 	it("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", kep("admin access only in namespaces labelled by an admin"), func(ctx context.Context) {
@@ -418,54 +353,6 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 // sloAttempts is the fewest unauthorized attempts the SLO spec must make
 // for its count to stand for "100% denied".
 const sloAttempts = 200
-
-// patchAllocation writes status.allocation.devices.results of a claim, as a
-// scheduler would. A merge patch of the status subresource reads the same in
-// every served version, so it needs no conversion (the converting client's
-// UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
-func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, results ...map[string]any) error {
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
-		"devices": map[string]any{"results": results}}}})
-	_, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
-		Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-	return err
-}
-
-// allocationJSON is a claim's status.allocation as JSON, to compare a
-// stored allocation whole with another and print both when they differ.
-func allocationJSON(c *resourceapi.ResourceClaim) string {
-	ginkgo.GinkgoHelper()
-	out, err := json.Marshal(c.Status.Allocation)
-	framework.ExpectNoError(err)
-	return string(out)
-}
-
-// anotherDevice is a device of the class other than pool/device: one the
-// user's driver publishes, or another of the bundled driver's on the same
-// node. Nothing checks that a rewritten result names a real device (the
-// rewrite must be refused before that), but a real one makes the rewrite
-// the one a scheduler with a stale view would write.
-func anotherDevice(pool, device string) (string, string) {
-	ginkgo.GinkgoHelper()
-	if env.Vendor == nil {
-		for i := range env.Driver.Devices {
-			if d := contract.DeviceName(i); d != device {
-				return pool, d
-			}
-		}
-	} else {
-		nodes := slices.Sorted(maps.Keys(env.Vendor.Devices))
-		for _, n := range nodes {
-			for _, d := range env.Vendor.Devices[n] {
-				if d.Pool != pool || d.Name != device {
-					return d.Pool, d.Name
-				}
-			}
-		}
-	}
-	framework.Failf("the driver publishes no device of the class but %s", poolDevice(pool, device))
-	return "", ""
-}
 
 func ptrString(p *string) string {
 	if p == nil {

@@ -3,18 +3,22 @@ package adminaccess
 // What specs do with claims, whichever group made them: wait until one is
 // allocated, watch claims stay unallocated, see one released and deleted,
 // list a namespace's, read one's results by request; and the served version
-// of resource.k8s.io for what the typed clients cannot write.
+// of resource.k8s.io for what the typed clients cannot write; write an
+// allocation as a scheduler would; run a pod of a granted admin-access claim.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -105,4 +109,30 @@ func claimsIn(ctx context.Context, b *builder.Builder) []resourceapi.ResourceCla
 	list, err := b.DRA.ResourceClaims(b.Namespace).List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	return list.Items
+}
+
+// patchAllocation writes status.allocation.devices.results of a claim, as a
+// scheduler would. A merge patch of the status subresource reads the same in
+// every served version, so it needs no conversion (the converting client's
+// UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
+func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, results ...map[string]any) error {
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
+		"devices": map[string]any{"results": results}}}})
+	_, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
+		Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// runGrantedAdminPod labels the builder's namespace for admin access and
+// runs a pod of a new admin-access claim, seen with admin access; it
+// returns the claim, the pod and the pod as it then was.
+func runGrantedAdminPod(ctx context.Context, b *builder.Builder) (*resourceapi.ResourceClaim, *corev1.Pod, podSnapshot) {
+	ginkgo.GinkgoHelper()
+	labelForAdmin(ctx, b.Namespace)
+	claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
+	framework.ExpectNoError(err)
+	pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
+	framework.ExpectNoError(err)
+	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), true, "the pod of an admin-access claim in a labelled namespace")
+	return claim, pod, snapshot(ctx, pod)
 }

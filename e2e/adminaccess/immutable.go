@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/onsi/ginkgo/v2"
@@ -18,6 +20,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
 // Authorization happens at create only: kube-apiserver checks the namespace
@@ -30,7 +33,8 @@ import (
 // (ValidateResourceClaimUpdate, ValidateResourceClaimTemplateUpdate:
 // ValidateImmutableField at "spec"), and a status update writes the stored
 // spec back over whatever it carries (the status strategy's
-// PrepareForUpdate). No device is touched: the group runs beside others.
+// PrepareForUpdate). No device is held (admin access takes none): the
+// group runs beside others.
 var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz"), func() {
 	f := newAnyDriverFramework("immutable")
 
@@ -80,6 +84,57 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 		}
 		ginkgo.By("and the label does not make an ordinary claim's field settable either")
 		expectClaimSpecKept(ctx, b, claim, ptr.To(true))
+	})
+
+	// A grant is never checked again (the authz group's spec of the label removed) because it cannot
+	// change: kube-apiserver's authorization of a status update returns
+	// early when the stored allocation already grants admin access
+	// (AuthorizedForAdminStatus: "since status.Allocation is immutable"),
+	// so once the label is gone nothing but the immutability of
+	// status.allocation stops a status update from re-granting admin access
+	// to another device, or rewriting the grant in any other way. Each
+	// rewrite is tried as cluster-admin, who may write any claim's status.
+	it("refuses every rewrite of a granted admin-access allocation once the label is gone: another device, adminAccess false, no results", kep("a granted allocation cannot be rewritten: status.allocation is immutable once set"), func(ctx context.Context) {
+		b := newBuilder(f)
+		claim, pod, before := runGrantedAdminPod(ctx, b)
+		granted := allocatedClaim(ctx, b, claim.Name)
+		gomega.Expect(observe.AdminAccessResults(granted)).To(gomega.Equal([]bool{true}), "claim %s's allocation as granted", claim.Name)
+		grant := granted.Status.Allocation.Devices.Results[0]
+		grantedJSON := allocationJSON(granted)
+
+		ginkgo.By("the label goes, and a status update tries to rewrite the grant")
+		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
+		pool, device := anotherDevice(grant.Pool, grant.Device)
+		result := func(pool, device string, admin bool) map[string]any {
+			return map[string]any{"request": grant.Request, "driver": grant.Driver, "pool": pool, "device": device, "adminAccess": admin}
+		}
+		rewrites := []struct {
+			what    string
+			results []map[string]any
+			// shows is what the new allocation, printed as JSON with Go
+			// field names, holds that the granted one does not.
+			shows string
+		}{
+			{fmt.Sprintf("admin access to another device (%s instead of %s)", poolDevice(pool, device), poolDevice(grant.Pool, grant.Device)),
+				[]map[string]any{result(pool, device, true)}, fmt.Sprintf(`"Device":%q`, device)},
+			{"adminAccess flipped to false", []map[string]any{result(grant.Pool, grant.Device, false)}, `"AdminAccess":false`},
+			// No results: the patch's null removes the list.
+			{"every result dropped", nil, `"Results":null`},
+		}
+		for _, r := range rewrites {
+			// The refusal in a name of its own: the read below reuses err.
+			refused := patchAllocation(ctx, claim, r.results...)
+			what := fmt.Sprintf("a status update of claim %s's allocation: %s", claim.Name, r.what)
+			gomega.Expect(refused).To(expect.MatchInvalidAt("status.allocation"), "the promise: %s is refused", what)
+			stored, err := b.GetClaim(ctx, claim.Name)
+			framework.ExpectNoError(err)
+			gomega.Expect(allocationJSON(stored)).To(gomega.Equal(grantedJSON), "the promise: claim %s's status.allocation as stored after %s", claim.Name, what)
+			refusal := env.Rel.ImmutableAllocation(r.shows)
+			gomega.Expect(refused).To(expect.MatchInvalidMessage("ResourceClaim", claim.Name, "status.allocation", refusal.Value, refusal.Exact, refusal.Detail, refusal.Validator),
+				"the promise held (refused at status.allocation, stored as granted); the message is not the one Kubernetes %s's validator prints, for %s", env.Rel.Minor, what)
+		}
+		ginkgo.By("the pod keeps its devices, with admin access, as granted")
+		expectUndisturbed(ctx, pod, before)
 	})
 })
 
@@ -165,4 +220,40 @@ func unstructuredAdminAccess(obj map[string]any) any {
 		return exactly["adminAccess"]
 	}
 	return req["adminAccess"]
+}
+
+// allocationJSON is a claim's status.allocation as JSON, to compare a
+// stored allocation whole with another and print both when they differ.
+func allocationJSON(c *resourceapi.ResourceClaim) string {
+	ginkgo.GinkgoHelper()
+	out, err := json.Marshal(c.Status.Allocation)
+	framework.ExpectNoError(err)
+	return string(out)
+}
+
+// anotherDevice is a device of the class other than pool/device: one the
+// user's driver publishes, or another of the bundled driver's on the same
+// node. Nothing checks that a rewritten result names a real device (the
+// rewrite must be refused before that), but a real one makes the rewrite
+// the one a scheduler with a stale view would write.
+func anotherDevice(pool, device string) (string, string) {
+	ginkgo.GinkgoHelper()
+	if env.Vendor == nil {
+		for i := range env.Driver.Devices {
+			if d := contract.DeviceName(i); d != device {
+				return pool, d
+			}
+		}
+	} else {
+		nodes := slices.Sorted(maps.Keys(env.Vendor.Devices))
+		for _, n := range nodes {
+			for _, d := range env.Vendor.Devices[n] {
+				if d.Pool != pool || d.Name != device {
+					return d.Pool, d.Name
+				}
+			}
+		}
+	}
+	framework.Failf("the driver publishes no device of the class but %s", poolDevice(pool, device))
+	return "", ""
 }
