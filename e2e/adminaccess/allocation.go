@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
 
@@ -65,8 +66,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	// The ordinary claim holds every device of the node, so whichever one
 	// the admin-access claim gets is in use: this reads the same for any
 	// driver, whose devices need no attribute to be told apart.
-	ordinaryPod, ordinary, ordinaryVars := runOn(ctx, b, node, builder.AllDevices())
-	gomega.Expect(ordinary.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	ordinaryPod, ordinary, ordinaryVars := holdEveryDevice(ctx, b, node)
 	expectAdminAccessSeen(ctx, ordinaryPod, builder.WorkloadContainer, ordinaryVars, false, "the ordinary pod")
 	before := snapshot(ctx, ordinaryPod)
 
@@ -112,8 +112,7 @@ func ordinaryGetsAdminsDevice(ctx context.Context, f *framework.Framework) {
 func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
 	node := devicesNode(ctx)
-	holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
-	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	holder, held, _ := holdEveryDevice(ctx, b, node)
 	before := snapshot(ctx, holder)
 
 	labelForAdmin(ctx, f.Namespace.Name)
@@ -195,8 +194,7 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	b := newBuilder(f)
 	node := devicesNode(ctx)
-	holder, held, _ := runOn(ctx, b, node, builder.AllDevices())
-	gomega.Expect(held.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	holder, held, _ := holdEveryDevice(ctx, b, node)
 	before := snapshot(ctx, holder)
 
 	// Labelled, so that a result an allocator wrote with adminAccess: true
@@ -230,4 +228,13 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	gomega.Expect(observe.ResultsAdminAccessFields(allocated)).To(gomega.Equal([]string{env.Rel.OrdinaryResultAdminAccess()}),
 		"status.allocation.devices.results[].adminAccess of claim %s (adminAccess: false) as stored on Kubernetes %s (%s allocator)", allocated.Name, env.Rel.Minor, env.Allocator())
 	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the pod of the adminAccess: false claim")
+}
+
+// holdEveryDevice runs an ordinary pod whose claim asks for every device
+// of node, and checks that it got them all.
+func holdEveryDevice(ctx context.Context, b *builder.Builder, node string) (*corev1.Pod, *resourceapi.ResourceClaim, map[string]string) {
+	ginkgo.GinkgoHelper()
+	pod, claim, vars := runOn(ctx, b, node, builder.AllDevices())
+	gomega.Expect(claim.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	return pod, claim, vars
 }
