@@ -10,7 +10,7 @@ package adminaccess
 // reads, and follows the breaks the watcher writes: a spec that would
 // start while a break is open fails at once, and the shared waits end as
 // soon as one opens, each with the break in its message. The report counts
-// a spec that failed while the cluster was broken as "cluster broke"
+// a spec that ran while the cluster was broken as "cluster broke"
 // (report.ClusterBroke), not as a failed requirement.
 
 import (

@@ -13,7 +13,7 @@ import (
 // SchemaVersion is report.json's format; it changes when a field changes meaning.
 // 3: a spec an interrupt stopped mid-run is "cut short" (Totals.CutShort),
 // no longer "failed"; Read reads the older form as the newer.
-// 4: the cluster's breaks (ClusterBreaks) and the specs that failed while
+// 4: the cluster's breaks (ClusterBreaks) and the specs that ran while
 // one was open, "cluster broke" (Totals.ClusterBroke); older reports have
 // neither, and read as runs whose cluster did not break.
 const SchemaVersion = 4

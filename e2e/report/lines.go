@@ -57,10 +57,10 @@ func (r Report) ClusterBroke() string {
 	var lines []string
 	switch {
 	case len(self) > 0 && r.Totals.ClusterBroke > 0:
-		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that failed while it was broken are counted apart (%s), not as failed requirements",
+		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing: %s; %d spec(s) that ran while it was broken are counted apart (%s), not as failed requirements",
 			clusterbreak.Text(self), r.Totals.ClusterBroke, ClusterBroke))
 	case len(self) > 0:
-		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information): %s", clusterbreak.Text(self)))
+		lines = append(lines, fmt.Sprintf("e2e: the cluster broke under the run, not by the suite's doing, and no spec ran while it was broken (information): %s", clusterbreak.Text(self)))
 	}
 	if len(moved) > 0 {
 		lines = append(lines, fmt.Sprintf("e2e: not back after the suite's own moves (the move failing, or the release not coming back; the specs that failed meanwhile stay failed): %s", clusterbreak.Text(moved)))

@@ -38,10 +38,10 @@ func (r Report) Markdown() string {
 	self, moved := clusterbreak.ByItself(r.ClusterBreaks)
 	switch {
 	case len(self) > 0 && r.Totals.ClusterBroke > 0:
-		fmt.Fprintf(&b, "\n\n**The cluster broke under the run**, not by the suite's doing (outside its own gate moves, restarts and release switches, and for longer than the watch's grace): %s. The %d spec(s) that failed while it was broken read `%s`: neither passed nor failed requirements, and the sign-off counts them as not run.",
+		fmt.Fprintf(&b, "\n\n**The cluster broke under the run**, not by the suite's doing (outside its own gate moves, restarts and release switches, and for longer than the watch's grace): %s. The %d spec(s) that ran while it was broken read `%s`: neither passed nor failed requirements, and the sign-off counts them as not run.",
 			Cell(clusterbreak.Text(self)), r.Totals.ClusterBroke, ClusterBroke)
 	case len(self) > 0:
-		fmt.Fprintf(&b, "\n\nThe cluster broke under the run, not by the suite's doing, and no spec failed while it was broken (information; the specs' outcomes stand): %s.", Cell(clusterbreak.Text(self)))
+		fmt.Fprintf(&b, "\n\nThe cluster broke under the run, not by the suite's doing, and no spec ran while it was broken (information; the specs' outcomes stand): %s.", Cell(clusterbreak.Text(self)))
 	}
 	if len(moved) > 0 {
 		fmt.Fprintf(&b, "\n\n**Not back after the suite's own moves**: %s. That is the suite's move failing, or the release not coming back, not a cluster that broke by itself: the specs that failed meanwhile stay failed.", Cell(clusterbreak.Text(moved)))

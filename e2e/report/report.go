@@ -58,7 +58,7 @@ const KnownDefect = "known defect"
 // first).
 const CutShort = "cut short"
 
-// ClusterBroke is the state of a spec that failed while the cluster was
+// ClusterBroke is the state of a spec that ran while the cluster was
 // broken under the run (a node NotReady, a control-plane component or the
 // driver's pod down beyond the grace, outside the suite's own moves:
 // e2e/clusterwatch): neither passed nor a requirement's failure, and the
@@ -213,7 +213,7 @@ type Report struct {
 	// those it stopped mid-run are CutShort.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// ClusterBreaks are what broke under the run, not by the suite's
-	// doing; the specs that failed while one was open are ClusterBroke.
+	// doing; the specs that ran while one was open are ClusterBroke.
 	ClusterBreaks []ClusterBreak `json:"clusterBreaks,omitempty"`
 	Specs         []Spec         `json:"specs"`
 	Problems      []string       `json:"suiteProblems,omitempty"`
@@ -299,7 +299,7 @@ func FromGinkgo(r types.Report, meta Meta, breaks ...ClusterBreak) Report {
 			spec.KEPID = req.ID
 		}
 		spec.State, spec.Reason = Outcome(s.State, s.Failure.Message, spec.Declared, spec.Defect)
-		if spec.State == "failed" && !strings.HasPrefix(spec.Reason, UndeclaredSkip) {
+		if spec.State != "skipped" && spec.State != CutShort && !strings.HasPrefix(spec.Reason, UndeclaredSkip) {
 			spec.State = brokeDuring(breaks, s.StartTime, s.EndTime, spec.State)
 		}
 		// Only a declared skip is out of reach: a spec that went on after
@@ -317,9 +317,11 @@ func FromGinkgo(r types.Report, meta Meta, breaks ...ClusterBreak) Report {
 	return out
 }
 
-// brokeDuring is ClusterBroke for a failed spec that ran while a break was
-// open (a spec failing in the grace before a break was declared included:
-// a break begins when it was first seen), else state. A break after one of
+// brokeDuring is ClusterBroke for a spec that ran while a break was open
+// (in the grace before a break was declared included: a break begins when
+// it was first seen), else state. A pass counts no more than a failure
+// then: a promise that something stays unallocated holds while
+// kube-scheduler is down. A break after one of
 // the suite's own moves excuses nothing: it is the suite's move (or the
 // release) failing, and so are the specs that failed during it.
 func brokeDuring(breaks []ClusterBreak, start, end time.Time, state string) string {

@@ -42,7 +42,7 @@ type Cell struct {
 	// CutShort counts specs an interrupt stopped mid-run: not run, never
 	// failed, so alone they leave the requirement not run.
 	CutShort int `json:"cutShort,omitempty"`
-	// ClusterBroke counts specs that failed while the cluster was broken
+	// ClusterBroke counts specs that ran while the cluster was broken
 	// under the run (report.ClusterBroke): not run, like CutShort.
 	ClusterBroke int `json:"clusterBroke,omitempty"`
 	// OutOfReach counts the skips out of reach of the run (of Skipped),
