@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/clusterbreak"
 )
 
 var broke = time.Date(2026, 11, 28, 6, 41, 37, 0, time.UTC)
@@ -97,7 +99,7 @@ func TestReportJSONCarriesTheBreaks(t *testing.T) {
 		t.Fatalf("report.json lacks clusterBreaks: %s", data)
 	}
 	back, err := Read(path)
-	if err != nil || len(back.ClusterBreaks) != 1 || back.Breaks() != "kube-scheduler on s135-control-plane not running (its mirror pod is gone) from 06:41:37" {
+	if err != nil || len(back.ClusterBreaks) != 1 || clusterbreak.Text(back.ClusterBreaks) != "kube-scheduler on s135-control-plane not running (its mirror pod is gone) from 06:41:37" {
 		t.Fatalf("read back: %+v, %v", back.ClusterBreaks, err)
 	}
 }

@@ -36,10 +36,6 @@ func (r Report) KnownDefects() string {
 		r.Totals.KnownDefects, strings.Join(ids, ", "))
 }
 
-// Breaks is the run's breaks in one line: "node s135-worker NotReady from
-// 06:41:37; ..."; "" where the cluster did not break.
-func (r Report) Breaks() string { return clusterbreak.Text(r.ClusterBreaks) }
-
 // SelfBreaks is the breaks the cluster made by itself, in one line; "" where
 // none.
 func (r Report) SelfBreaks() string {
