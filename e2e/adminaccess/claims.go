@@ -136,3 +136,25 @@ func runGrantedAdminPod(ctx context.Context, b *builder.Builder) (*resourceapi.R
 	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), true, "the pod of an admin-access claim in a labelled namespace")
 	return claim, pod, snapshot(ctx, pod)
 }
+
+// resultsGiven is each result of a claim's allocation as request=pool/device.
+func resultsGiven(c *resourceapi.ResourceClaim) []string {
+	var out []string
+	for _, r := range c.Status.Allocation.Devices.Results {
+		out = append(out, r.Request+"="+r.Pool+"/"+r.Device)
+	}
+	return out
+}
+
+// devicesTwice is the devices (pool/device) that more than one result of
+// a claim's allocation names: what no allocation may hold.
+func devicesTwice(c *resourceapi.ResourceClaim) []string {
+	seen, out := map[string]int{}, []string{}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		d := r.Pool + "/" + r.Device
+		if seen[d]++; seen[d] == 2 {
+			out = append(out, d)
+		}
+	}
+	return out
+}

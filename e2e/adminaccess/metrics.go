@@ -246,12 +246,9 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		switch {
 		case declared && got != nil:
 			// 1.33 has no such reason: its allocator gives the device twice.
-			var given []string
-			for _, r := range got.Status.Allocation.Devices.Results {
-				given = append(given, r.Request+"="+r.Pool+"/"+r.Device)
-			}
-			devices := observe.AllocatedDevices(got)
-			gomega.Expect(len(devices) == 2 && devices[0] == devices[1]).To(gomega.BeTrue(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share device 0, got %v", defect.Issue, env.Rel.Minor, claim.Name, given)
+			given := resultsGiven(got)
+			gomega.Expect(got.Status.Allocation.Devices.Results).To(gomega.HaveLen(2), "claim %s's results", claim.Name)
+			gomega.Expect(devicesTwice(got)).To(gomega.HaveLen(1), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share device 0, got %v", defect.Issue, env.Rel.Minor, claim.Name, given)
 			deletePod(ctx, pod)
 			defectSeen = defect.Verdict(fmt.Sprintf(
 				"kube-scheduler's %s allocator gave claim %s %s (%s), so no claim waits for admin access's own reason on this release; the gauge was checked with an admin-access claim no device matches",

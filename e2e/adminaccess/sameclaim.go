@@ -58,25 +58,6 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		framework.ExpectNoError(err)
 		return claim, pod
 	}
-	// given is each result as request=pool/device; doubled the devices
-	// that more than one result names.
-	given := func(c *resourceapi.ResourceClaim) []string {
-		var out []string
-		for _, r := range c.Status.Allocation.Devices.Results {
-			out = append(out, r.Request+"="+r.Pool+"/"+r.Device)
-		}
-		return out
-	}
-	doubled := func(c *resourceapi.ResourceClaim) []string {
-		seen, out := map[string]int{}, []string{}
-		for _, r := range c.Status.Allocation.Devices.Results {
-			d := r.Pool + "/" + r.Device
-			if seen[d]++; seen[d] == 2 {
-				out = append(out, d)
-			}
-		}
-		return out
-	}
 
 	ginkgo.By("two admin-access requests of one claim get two devices")
 	if n := devicesOn(node); n < 2 {
@@ -87,10 +68,10 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	gomega.Expect(resultsByRequest(got)).To(gomega.Equal(map[string]bool{builder.RequestNameAt(0): true, builder.RequestNameAt(1): true}),
 		"status.allocation.devices.results[].request and adminAccess of claim %s", claim.Name)
 	if declared {
-		gomega.Expect(doubled(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share one device, got %v", defect.Issue, env.Rel.Minor, claim.Name, given(got))
-		twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(given(got), ", ")))
+		gomega.Expect(devicesTwice(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share one device, got %v", defect.Issue, env.Rel.Minor, claim.Name, resultsGiven(got))
+		twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(resultsGiven(got), ", ")))
 	} else {
-		gomega.Expect(doubled(got)).To(gomega.BeEmpty(), "claim %s's two admin-access requests must get two devices (%s allocator), got %v", claim.Name, allocator, given(got))
+		gomega.Expect(devicesTwice(got)).To(gomega.BeEmpty(), "claim %s's two admin-access requests must get two devices (%s allocator), got %v", claim.Name, allocator, resultsGiven(got))
 	}
 	deletePod(ctx, pod)
 	// Its claim goes too: an admin-access allocation holds no device, but an
@@ -134,17 +115,17 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 			// only one named twice.
 			all, one := builder.RequestNameAt(1-sh.one), builder.RequestNameAt(sh.one)
 			gomega.Expect(devicesOf(got, all)).To(gomega.HaveLen(devicesOn(node)), "%s is declared for Kubernetes %s: claim %s's request %s for every device of %s should get all %d, got %v",
-				defect.Issue, env.Rel.Minor, claim.Name, all, node, devicesOn(node), given(got))
-			gomega.Expect(doubled(got)).To(gomega.Equal(devicesOf(got, one)), "%s is declared for Kubernetes %s: claim %s should get for both requests the device of request %s and no other twice, got %v",
-				defect.Issue, env.Rel.Minor, claim.Name, one, given(got))
-			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(given(got), ", ")))
+				defect.Issue, env.Rel.Minor, claim.Name, all, node, devicesOn(node), resultsGiven(got))
+			gomega.Expect(devicesTwice(got)).To(gomega.Equal(devicesOf(got, one)), "%s is declared for Kubernetes %s: claim %s should get for both requests the device of request %s and no other twice, got %v",
+				defect.Issue, env.Rel.Minor, claim.Name, one, resultsGiven(got))
+			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(resultsGiven(got), ", ")))
 			deletePod(ctx, pod)
 			deleteClaim(ctx, b, got)
 		case declared:
 			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refusal)
 		case got != nil:
 			framework.Failf("claim %s was allocated devices %v for two of its requests (%s allocator): %v; %s",
-				claim.Name, doubled(got), allocator, given(got), sh.what)
+				claim.Name, devicesTwice(got), allocator, resultsGiven(got), sh.what)
 		default:
 			if nodesReachable() {
 				expectAllocatorLogged(ctx, pod, "", sh.cause, sh.what)
