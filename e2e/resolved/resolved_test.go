@@ -1,0 +1,75 @@
+package resolved
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+)
+
+func TestWriteRead(t *testing.T) {
+	dir := t.TempDir()
+	in := Run{Given: "1.35", Release: "1.35.4", Minor: "1.35", Profile: "default", Features: release.DefaultSet,
+		Upgrade: Upgrade{Runs: true, Next: "1.36"}, Layout: Layout{Artifacts: dir}}
+	path, err := Write(dir, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Schema != Schema || out.Release != "1.35.4" || out.Upgrade.Next != "1.36" {
+		t.Fatalf("read back %+v", out)
+	}
+}
+
+func TestWriteRefusesUndecided(t *testing.T) {
+	dir := t.TempDir()
+	for name, r := range map[string]Run{
+		"no reason":  {Release: "1.35.4", Profile: "default", Features: release.DefaultSet, Layout: Layout{Artifacts: dir}},
+		"no release": {Profile: "default", Features: release.DefaultSet, Upgrade: Upgrade{Why: "x"}, Layout: Layout{Artifacts: dir}},
+		"no next":    {Release: "1.35.4", Profile: "default", Features: release.DefaultSet, Upgrade: Upgrade{Runs: true}, Layout: Layout{Artifacts: dir}},
+	} {
+		if _, err := Write(dir, r); err == nil {
+			t.Errorf("%s: written", name)
+		}
+	}
+	if _, err := Read(filepath.Join(dir, FileName)); err == nil {
+		t.Error("read a file no resolver wrote")
+	}
+}
+
+func TestUpgradeFor(t *testing.T) {
+	r135, _ := release.Get("1.35")
+	r137, _ := release.Get("1.37")
+	alpha, err := release.Resolve("1.35", "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		rel      release.Release
+		m        release.Mode
+		selected bool
+		runs     bool
+		why      string
+	}{
+		{"defaults, images given, selected", r135, release.Mode{UpgradeImage: true}, true, true, ""},
+		{"left out by the filters", r135, release.Mode{UpgradeImage: true}, false, false, "filters"},
+		{"UPGRADE=0", r135, release.Mode{}, true, false, "UPGRADE=0"},
+		{"existing cluster", r135, release.Mode{Existing: true, UpgradeImage: true}, true, false, "--kubeconfig"},
+		{"newest release", r137, release.Mode{UpgradeImage: true}, true, false, "newest"},
+		{"a feature set", alpha, release.Mode{UpgradeImage: true}, true, false, "feature set"},
+	}
+	for _, c := range cases {
+		u := UpgradeFor(c.rel, c.m, c.selected)
+		if u.Runs != c.runs || !strings.Contains(u.Why, c.why) {
+			t.Errorf("%s: %+v", c.name, u)
+		}
+		if u.Runs && u.Next != "1.36" {
+			t.Errorf("%s: next %q", c.name, u.Next)
+		}
+	}
+}
