@@ -43,8 +43,8 @@ type Run struct {
 	Profile string `json:"profile"`
 	// Features is the DRA feature set (release.DefaultSet: "defaults"),
 	// Allocator the allocator implementation kube-scheduler uses under it.
-	Features  string `json:"features"`
-	Allocator string `json:"allocator"`
+	Features  string  `json:"features"`
+	Allocator string  `json:"allocator"`
 	Cluster   Cluster `json:"cluster"`
 	Driver    Driver  `json:"driver"`
 	Filters   Filters `json:"filters"`
