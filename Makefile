@@ -1,10 +1,10 @@
 # The two commands a newcomer runs:
 #   make e2e    the conformance suite on a fresh kind cluster (the release K8S_VERSION names)
 #   make test   unit tests and static checks, no cluster
-# Every variable is listed in docs/variables.md, and defined once, in e2e/run
-# (variables.go: its name, default, meaning and check). A run is one Go
-# command, e2e/cmd/run; this file names the targets and hands it the
-# variables.
+# Every variable is listed in docs/variables.md, and defined once, in
+# e2e/variables (its name, default and meaning; its check in e2e/run). A
+# run is one Go command, e2e/cmd/run; this file names the targets and hands
+# it the variables.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec

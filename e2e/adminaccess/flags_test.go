@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/e2e/run"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -15,7 +15,7 @@ import (
 // configuration (registerFlags panics otherwise, at the start of a run).
 func TestEveryVariablesSuiteFlagIsRead(t *testing.T) {
 	fields := suiteFields()
-	for _, v := range run.Variables {
+	for _, v := range variables.Variables {
 		if v.Suite != "" && !v.Switch && fields[v.Suite] == nil {
 			t.Errorf("%s: the suite does not read --%s (suiteFields)", v.Name, v.Suite)
 		}

@@ -31,9 +31,9 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
-	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 // suiteCommit is the suite's git commit, with "+changes" when the tree differs.
@@ -80,14 +80,14 @@ var (
 // registerFlags adds the suite's flags and the e2e framework's to the
 // command line: done by Main, not at import, so that importing the package
 // (go vet, a unit test) registers nothing. The flags of the run's
-// variables come from their table (e2e/run: name, default, usage), each
+// variables come from their table (e2e/variables: name, default, usage), each
 // defaulting to its variable in the environment; suiteFields says where
 // each lands. The rest are what the steps before the suite made.
 func registerFlags() {
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
 	fields := suiteFields()
-	for _, v := range run.Variables {
+	for _, v := range variables.Variables {
 		switch {
 		case v.Suite == "":
 		case v.Switch:

@@ -19,6 +19,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/labels"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/push"
 )
 
@@ -49,7 +50,7 @@ func Preflight(ctx context.Context, c Config) []string {
 		} else {
 			// DEVICE_CLASS=a,b: each class is a column of its own, and each
 			// must hold on its own.
-			for _, class := range SplitClasses(class) {
+			for _, class := range variables.SplitClasses(class) {
 				if err := testenv.PreflightVendorDriver(ctx, kc, c.Get("KUBECONTEXT"), driver, class, ns); err != nil {
 					out = append(out, err.Error())
 				}
@@ -71,11 +72,12 @@ func Preflight(ctx context.Context, c Config) []string {
 // lack).
 func (c Config) Problems() []string {
 	var out []string
-	for _, v := range Variables {
-		if v.Check == nil {
+	for _, v := range variables.Variables {
+		check := checks[v.Name]
+		if check == nil {
 			continue
 		}
-		err := v.Check(c)
+		err := check(c)
 		if many, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range many.Unwrap() {
 				out = append(out, e.Error())
@@ -108,8 +110,33 @@ func dockerAnswers(ctx context.Context) bool {
 	return exec.CommandContext(ctx, "docker", "info").Run() == nil
 }
 
-// The variables' checks (Variable.Check). Each names the variable and what
-// it takes, in one line.
+// checks are the variables' checks, by the table's names (e2e/variables):
+// each refuses a bad value in one line without a cluster; a variable with
+// none takes any value. They live here, not in the table, because they
+// reach into what the runner links (the release and profile tables,
+// kubeconfigs, node image sources), which the suite binary must not.
+var checks = map[string]func(Config) error{
+	"K8S_VERSIONS":       checkReleases,
+	"PROFILE":            checkProfile,
+	"FEATURES":           checkFeatures,
+	"DRIVER":             checkDriver,
+	"DRIVER_NAMESPACE":   checkDriverNamespace,
+	"LABELS":             checkLabels,
+	"FOCUS":              checkRegexp("FOCUS"),
+	"SKIP":               checkRegexp("SKIP"),
+	"KEEP_CLUSTER":       checkSwitch("KEEP_CLUSTER"),
+	"CLUSTER_NAME":       checkClusterName,
+	"NODE_IMAGE":         checkImageSource("NODE_IMAGE"),
+	"UPGRADE":            checkSwitch("UPGRADE"),
+	"UPGRADE_NODE_IMAGE": checkImageSource("UPGRADE_NODE_IMAGE"),
+	"KUBECONTEXT":        checkKubeContext,
+	"PROCS":              checkProcs,
+	"TIMEOUT":            checkTimeout,
+	"GINKGO_ARGS":        checkGinkgoArgs,
+	"BENCH_REPEAT":       checkBenchRepeat,
+}
+
+// Each check names the variable and what it takes, in one line.
 
 func checkReleases(c Config) error {
 	if len(c.Releases()) == 0 {

@@ -1,12 +1,21 @@
+// Package run is a run of the suite from this machine, as one Go program:
+// the resolve step that turns the variables of e2e/variables' table into a
+// Config, their checks (checks.go, by name), and the pipeline of named
+// steps that make e2e, make signoff, make bench and make e2e-release go
+// through (e2e/cmd/run): preflight, then per release the driver image and
+// the suite's compile and the next release's bits (each got beside the
+// steps after it), the node image, and the suite under Ginkgo, then the
+// sign-off. The suite and the in-cluster entry read the table, never this
+// package.
 package run
 
 import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 // Config is a run's variables resolved: each variable of the table with
@@ -37,7 +46,7 @@ func Resolve(lookup func(string) (string, bool), given []string, root string) Co
 		c.given[name] = true
 	}
 	set := map[string]bool{}
-	for _, v := range Variables {
+	for _, v := range variables.Variables {
 		value, ok := lookup(v.Name)
 		if !ok {
 			value = v.Default
@@ -118,17 +127,10 @@ func (c Config) bin(name string) string { return filepath.Join(c.Out(), "bin", n
 // Classes are DEVICE_CLASS's classes where it names several (a,b): each a
 // run of its own and a column of its own in the sign-off. nil for one.
 func (c Config) Classes() []string {
-	if classes := SplitClasses(c.Get("DEVICE_CLASS")); len(classes) > 1 {
+	if classes := variables.SplitClasses(c.Get("DEVICE_CLASS")); len(classes) > 1 {
 		return classes
 	}
 	return nil
-}
-
-// SplitClasses is the one reading of DEVICE_CLASS: the classes it names,
-// separated by commas (spaces around them and empty ones dropped); the
-// runner, preflight and the in-cluster entry all split it here.
-func SplitClasses(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // ClusterName is the cluster release rel runs on: CLUSTER_NAME, except
@@ -152,7 +154,7 @@ func (c Config) Environ(base []string) []string {
 		_, ours := c.values[name]
 		return ours && name != "KUBECONFIG"
 	})
-	for _, v := range Variables {
+	for _, v := range variables.Variables {
 		if v.Name != "KUBECONFIG" {
 			out = append(out, v.Name+"="+c.values[v.Name])
 		}

@@ -4,43 +4,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
-
-// SuiteFlags are the suite binary's flags of the variables that have one
-// (Variable.Suite) and that keep selects (nil: all), with the values get
-// gives: --release=1.35 and so on; a switch's flag only where it is 1
-// (--keep-cluster).
-func SuiteFlags(get func(string) string, keep func(Variable) bool) []string {
-	var out []string
-	for _, v := range Variables {
-		if v.Suite == "" || (keep != nil && !keep(v)) {
-			continue
-		}
-		switch {
-		case !v.Switch:
-			out = append(out, "--"+v.Suite+"="+get(v.Name))
-		case get(v.Name) == "1":
-			out = append(out, "--"+v.Suite)
-		}
-	}
-	return out
-}
-
-// GinkgoFlags are Ginkgo's flags of the variables that have one
-// (Variable.Ginkgo) and that keep selects (nil: all), each where its value
-// is not empty (an empty filter is no filter): prefix "--" spells them for
-// the Ginkgo CLI, "-ginkgo." for a compiled suite.
-func GinkgoFlags(get func(string) string, prefix string, keep func(Variable) bool) []string {
-	var out []string
-	for _, v := range Variables {
-		if v.Ginkgo == "" || (keep != nil && !keep(v)) || get(v.Name) == "" {
-			continue
-		}
-		out = append(out, prefix+v.Ginkgo+"="+get(v.Name))
-	}
-	return out
-}
 
 // built is what the steps before the suite made for one release.
 type built struct {
@@ -82,7 +48,7 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 		return nil, err
 	}
 	dir := c.releaseDir()
-	args := append([]string{"tool", "ginkgo", "-p"}, GinkgoFlags(c.Get, "--", nil)...)
+	args := append([]string{"tool", "ginkgo", "-p"}, variables.GinkgoFlags(c.Get, "--", nil)...)
 	args = append(args, "--fail-on-empty", "--tags=e2e")
 	args = append(args, extra...)
 	suite := "./e2e"
@@ -91,7 +57,7 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 	}
 	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, suite, "--")
 	sc := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
-	args = append(args, SuiteFlags(sc.Get, nil)...)
+	args = append(args, variables.SuiteFlags(sc.Get, nil)...)
 	args = append(args, "--upgrade-bits="+b.upgradeBits, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
 		"--timeline-file="+b.timeline, "--source-root="+c.Root(), "--output-dir="+c.Out())
 	if c.Existing() {

@@ -2,7 +2,6 @@ package run
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -98,22 +97,5 @@ func TestGinkgoArgsComeLast(t *testing.T) {
 	}
 	if i, j := slices.Index(args, "--label-filter=authz"), slices.Index(args, "--label-filter=smoke"); i < 0 || j < i {
 		t.Errorf("%q", args)
-	}
-}
-
-// The in-cluster entry's flags: the Job's variables only, Ginkgo's as a
-// compiled suite spells them, no filter that is not given.
-func TestJobFlags(t *testing.T) {
-	values := map[string]string{"LABELS": "authz", "K8S_VERSION": "1.35", "NODE_IMAGE": "x", "KEEP_CLUSTER": "1", "PROCS": "4"}
-	get := func(name string) string { return values[name] }
-	job := func(v Variable) bool { return v.Job }
-	flags := append(SuiteFlags(get, job), GinkgoFlags(get, "-ginkgo.", job)...)
-	for _, f := range flags {
-		if strings.HasPrefix(f, "--node-image") || strings.HasPrefix(f, "--keep-cluster") || strings.Contains(f, "procs") || f == "-ginkgo.focus=" {
-			t.Errorf("%s is no flag of the Job's variables", f)
-		}
-	}
-	if !slices.Contains(flags, "-ginkgo.label-filter=authz") || !slices.Contains(flags, "--release=1.35") {
-		t.Errorf("%q", flags)
 	}
 }

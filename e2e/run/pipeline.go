@@ -103,28 +103,9 @@ func (p *Pipeline) Preflight(ctx context.Context, c Config) int {
 // RunRelease is make e2e-release: one release, its exit code the suite's
 // (1 where a step before it failed).
 func (p *Pipeline) RunRelease(ctx context.Context, c Config) int {
-	return ExitCode(p.Release(ctx, c), func(err error) {
+	return signoff.ExitCode(p.Release(ctx, c), func(err error) {
 		fmt.Fprintf(p.Stderr, "e2e: Kubernetes %s, %v\n", c.Get("K8S_VERSION"), err)
 	})
-}
-
-// ExitCode is the exit code of a step that ran a command: the command's
-// own where it exited non-zero (it said why), 1 where a signal ended it
-// (which says nothing more) or where the step failed otherwise, which say
-// is told.
-func ExitCode(err error, say func(error)) int {
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit) && exit.ExitCode() > 0:
-		return exit.ExitCode()
-	case errors.As(err, &exit):
-		return 1
-	default:
-		say(err)
-		return 1
-	}
 }
 
 // release runs one release and says whether it passed.

@@ -1,7 +1,7 @@
 // Package specfiles reads the suite's spec sources, for the unit tests that
 // keep rules no compiler checks (skips only through the release table, the
 // driver's names only through package contract, no spec group using
-// another's helpers).
+// another's helpers, the suite linking no runner).
 package specfiles
 
 import (

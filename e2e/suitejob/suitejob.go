@@ -18,8 +18,8 @@ import (
 	"text/template"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
-	"github.com/kep5018/adminaccess-conformance/e2e/run"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -45,12 +45,12 @@ var jobTemplate string
 var pluginTemplate string
 
 // Variables are make e2e's variables that change what the suite checks or
-// how it judges it (those e2e/run's table marks Job); each one set is
+// how it judges it (those e2e/variables' table marks Job); each one set is
 // carried into the container, under its own name (the entrypoint reads
 // them as make e2e's suite would). Leaving one out would judge the cluster
 // as something it is not: a cluster with alpha DRA gates as the defaults,
 // say.
-var Variables = run.JobVariables()
+var Variables = variables.JobVariables()
 
 // Environment is the Variables that getenv sets, in their order.
 func Environment(getenv func(string) string) [][2]string {

@@ -6,7 +6,7 @@
 // variables make e2e would pass, writes the sign-off beside the reports, and
 // tells Sonobuoy where the results are (its done file).
 //
-// Its variables are make e2e's that the Job carries (e2e/run's table): K8S_VERSION
+// Its variables are make e2e's that the Job carries (e2e/variables' table): K8S_VERSION
 // (default: the server's minor), FEATURES, PROFILE, LABELS, FOCUS, SKIP,
 // TIMEOUT, TESTDRIVER_IMAGE (the bundled driver's image, which the nodes
 // must be able to pull or hold), or DRIVER, DEVICE_CLASS, DRIVER_NAMESPACE,
@@ -38,8 +38,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kep5018/adminaccess-conformance/e2e/run"
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 // The suite's files inside the image (suite-image puts them there).
@@ -115,7 +116,7 @@ func runAll(ctx context.Context) (int, error) {
 type classRun struct{ class, artifacts string }
 
 func classRuns(results, release, classes string) []classRun {
-	split := run.SplitClasses(classes)
+	split := variables.SplitClasses(classes)
 	if len(split) < 2 {
 		return []classRun{{strings.Join(split, ""), filepath.Join(results, release)}}
 	}
@@ -143,12 +144,12 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 	// A suite ended by a signal (an OOM kill) is a failure, not the -1
 	// ExitError reports, which max() would drop.
 	var startErr error
-	code := run.ExitCode(cmd.Run(), func(err error) { startErr = err })
+	code := signoff.ExitCode(cmd.Run(), func(err error) { startErr = err })
 	return code, startErr
 }
 
 // suiteArgs are the flags make e2e gives the suite against an existing
-// cluster, from the same variables (the Job's, e2e/run's table), with
+// cluster, from the same variables (the Job's, e2e/variables' table), with
 // Ginkgo's spelled for the compiled suite. One process: the Ginkgo CLI,
 // which runs specs in parallel, is not in the image; so a run takes longer
 // than make e2e's, and TIMEOUT's default here is 90m. The release is the
@@ -156,7 +157,7 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 // kubeconfig names it.
 func suiteArgs(release, kubeconfig, artifacts, class string) []string {
 	get := func(name string) string {
-		v, _ := run.Lookup(name)
+		v, _ := variables.Lookup(name)
 		switch name {
 		case "K8S_VERSION":
 			return release
@@ -169,15 +170,15 @@ func suiteArgs(release, kubeconfig, artifacts, class string) []string {
 		}
 		return v.From(os.Getenv)
 	}
-	job := func(v run.Variable) bool { return v.Job }
+	job := func(v variables.Variable) bool { return v.Job }
 	args := []string{
 		"--kubeconfig=" + kubeconfig, "--artifacts=" + artifacts, "--output-dir=" + os.TempDir(), "--source-root=/",
 		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
 		"-ginkgo.json-report=" + filepath.Join(artifacts, "ginkgo-report.json"),
 		"-ginkgo.fail-on-empty", "-ginkgo.no-color",
 	}
-	args = append(args, run.SuiteFlags(get, job)...)
-	return append(args, run.GinkgoFlags(get, "-ginkgo.", job)...)
+	args = append(args, variables.SuiteFlags(get, job)...)
+	return append(args, variables.GinkgoFlags(get, "-ginkgo.", job)...)
 }
 
 // inClusterName names the cluster in the kubeconfig and the provenance

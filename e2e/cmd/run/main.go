@@ -24,6 +24,8 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
 	"github.com/kep5018/adminaccess-conformance/e2e/run"
+	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 const usage = `usage: run [--given "NAMES"] [--make-started SECONDS] COMMAND
@@ -108,7 +110,7 @@ func command(ctx context.Context, p *run.Pipeline, c run.Config, name string) in
 	case "registry-down":
 		return registryDown(c)
 	case "variables":
-		fmt.Print(run.Markdown())
+		fmt.Print(variables.Markdown())
 		return 0
 	case "clean":
 		fmt.Println("rm -rf", c.Out(), c.Get("ARTIFACTS"))
@@ -174,8 +176,8 @@ func testdriverPush(c run.Config) int {
 	return exitCode(c.Command("go", "run", "./testdriver/cmd/testdriver-push", "--registry", c.Get("REGISTRY"), "--out", c.Out()+"/testdriver").Run())
 }
 
-// exitCode is a command's exit code (run.ExitCode), a failure to start
-// it said here.
+// exitCode is a command's exit code (signoff.ExitCode), a failure to
+// start it said here.
 func exitCode(err error) int {
-	return run.ExitCode(err, func(err error) { fmt.Fprintln(os.Stderr, "run:", err) })
+	return signoff.ExitCode(err, func(err error) { fmt.Fprintln(os.Stderr, "run:", err) })
 }

@@ -1,21 +1,17 @@
-// Package run is a run of the suite from this machine, as one Go program:
-// THE table of the variables a run reads (their names, defaults, meanings
-// and checks), the resolve step that turns them into a Config, and the
-// pipeline of named steps that make e2e, make signoff, make bench and
-// make e2e-release go through (e2e/cmd/run): preflight, then per release
-// the driver image and the suite's compile and the next release's bits
-// (each got beside the steps after it), the node image, and the suite under
-// Ginkgo, then the sign-off. The suite binary's flags
-// (e2e/adminaccess), the in-cluster entry (e2e/cmd/incluster) and the Job
-// that carries the variables into the cluster (e2e/suitejob) read the
-// same table, so a variable is added in one place.
-package run
+// Package variables is THE table of the variables a run reads: their
+// names, defaults, meanings, the suite's and Ginkgo's flags they go to, and
+// which the in-cluster Job carries. The runner (e2e/run) resolves and checks
+// them (its checks.go, by name); the suite binary's flags (e2e/adminaccess),
+// the in-cluster entry (e2e/cmd/incluster) and the Job (e2e/suitejob) read
+// this table without linking the runner's pipeline. A leaf: the standard
+// library and the release table's defaults only (a test in e2e/specfiles
+// keeps the suite and the in-cluster entry from linking e2e/run again).
+package variables
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -43,9 +39,6 @@ type Variable struct {
 	// Job marks the variables the in-cluster Job carries (e2e/suitejob):
 	// those that change what the suite checks or how it judges it.
 	Job bool
-	// Check refuses a bad value in one line without a cluster; nil takes
-	// any value.
-	Check func(Config) error
 }
 
 // The texts that two variables of one row of docs/variables.md share.
@@ -54,6 +47,11 @@ const (
 	suiteJob  = "`make incluster-e2e`: a suite image pushed before, run instead of one built and pushed; `KEEP=1` keeps the Job's namespace and binding"
 	specNames = "Ginkgo regular expressions on spec names; a filter or focus that selects no spec fails the run instead of passing empty"
 )
+
+// DefaultClusterName is CLUSTER_NAME's default, kindcluster.DefaultName
+// (a test keeps them equal): spelled here so that the in-cluster entry,
+// which reads the table, does not link kind and the node images for it.
+const DefaultClusterName = "dra-e2e"
 
 // none is the table's default of a variable that has none.
 const none = "—"
@@ -65,25 +63,25 @@ var Variables = []Variable{
 	{Name: "K8S_VERSION", Default: release.Default, Job: true,
 		Suite: "release", Usage: "Kubernetes release of the cluster the suite creates (or of the existing cluster)",
 		Meaning: "release (`1.33`–`1.37`, or a patch of one such as `1.35.4`: a patch other than the pin and kind's published image (1.35.8 for 1.35) is built, never booted from an image of another patch: it needs all its modules in the module proxy — not 1.33.11 or 1.33.12, for example); 1.35 is the newest where the gate can still be switched"},
-	{Name: "K8S_VERSIONS", Shown: "`$(K8S_VERSION)`", Check: checkReleases,
+	{Name: "K8S_VERSIONS", Shown: "`$(K8S_VERSION)`",
 		Meaning: "several releases in turn (`all`: every supported release); the run fails if any fails"},
-	{Name: "PROFILE", Default: "default", Job: true, Check: checkProfile,
+	{Name: "PROFILE", Default: "default", Job: true,
 		Suite: "profile", Usage: "gate profile of the cluster the suite creates",
 		Meaning: "the gate profile the cluster is created with (see \"Profiles\" below)"},
-	{Name: "FEATURES", Default: release.DefaultSet, Job: true, Check: checkFeatures,
+	{Name: "FEATURES", Default: release.DefaultSet, Job: true,
 		Suite: "features", Usage: "DRA feature set of the cluster the suite creates (or that the existing cluster runs)",
 		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (1.36, 1.37: consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (1.34–1.37: every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; the `experimental` allocator, except on 1.36, whose kube-scheduler passes no alpha feature to it). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
 	{Name: "TESTDRIVER_IMAGE", Shown: none, Job: true,
 		Suite: "testdriver-image", Usage: "a pushed test driver image the nodes pull (instead of loading an archive)",
 		Meaning: "a pushed driver and workload image (`make testdriver-push REGISTRY=host/path` prints one) that the nodes pull instead of an archive loaded into them; a reference that does not resolve, or a registry that does not answer, is refused before anything is built. A registry on this machine's loopback (`localhost:5001`, `make registry-up`) is reached by the nodes of a cluster the suite creates at the kind network's gateway, one on a private address where it is, both over plain HTTP as the push reaches them (any other registry over HTTPS only)"},
-	{Name: "DRIVER", Shown: none, Job: true, Check: checkDriver, Meaning: ownDriver,
+	{Name: "DRIVER", Shown: none, Job: true, Meaning: ownDriver,
 		Suite: "driver", Usage: "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver"},
 	{Name: "DEVICE_CLASS", Shown: none, Job: true, Meaning: ownDriver,
 		Suite: "device-class", Usage: "the DeviceClass that selects that driver's devices"},
 	{Name: "ADMIN_CHECK", Shown: none, Job: true,
 		Suite: "admin-check", Usage: "a shell command that must succeed in a container given a device with admin access (with --driver)",
 		Meaning: "with `DRIVER` and `WORKLOAD_IMAGE`: a shell command that must succeed inside every container given a device with admin access, run with the devices the allocation gave that container in its environment (`DRA_DEVICE_NAME`, `DRA_DEVICE_ATTR_UUID`, …; see [vendor.md](vendor.md)), say `nvidia-smi -i \"$DRA_DEVICE_ATTR_UUID\"`; the bundled workload image has no shell, so without `WORKLOAD_IMAGE` it is refused"},
-	{Name: "DRIVER_NAMESPACE", Shown: none, Job: true, Check: checkDriverNamespace,
+	{Name: "DRIVER_NAMESPACE", Shown: none, Job: true,
 		Suite: "driver-namespace", Usage: "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)",
 		Meaning: "with `DRIVER`: the namespace of the driver's pods, whose images and versions go into the report's provenance and whose logs into the artifacts (`driver-<pod>.log`); by default the pods are found by their kubelet plugin folder. Given, a namespace with no pods is refused"},
 	{Name: "WORKLOAD_IMAGE", Shown: "the bundled workload", Job: true,
@@ -97,26 +95,26 @@ var Variables = []Variable{
 	{Name: "KEEP", Shown: none, Meaning: suiteJob},
 	{Name: "DEBIAN_MIRROR", Shown: "apt's own",
 		Meaning: "the Debian mirror an offline node image build debootstraps from (needed where apt names none, such as Ubuntu)"},
-	{Name: "LABELS", Shown: "all", Ginkgo: "label-filter", Job: true, Check: checkLabels,
+	{Name: "LABELS", Shown: "all", Ginkgo: "label-filter", Job: true,
 		Meaning: "a Ginkgo label filter, e.g. `authz \\|\\| allocation`, `!disruptive`; an unknown label is refused"},
-	{Name: "FOCUS", Shown: none, Ginkgo: "focus", Job: true, Check: checkRegexp("FOCUS"), Meaning: specNames},
-	{Name: "SKIP", Shown: none, Ginkgo: "skip", Job: true, Check: checkRegexp("SKIP"), Meaning: specNames},
-	{Name: "KEEP_CLUSTER", Shown: none, Switch: true, Check: checkSwitch("KEEP_CLUSTER"),
+	{Name: "FOCUS", Shown: none, Ginkgo: "focus", Job: true, Meaning: specNames},
+	{Name: "SKIP", Shown: none, Ginkgo: "skip", Job: true, Meaning: specNames},
+	{Name: "KEEP_CLUSTER", Shown: none, Switch: true,
 		Suite: "keep-cluster", Usage: "keep the cluster after the run",
 		Meaning: "`1` keeps the cluster (and the driver) after the run; delete it with `make cluster-down`; `0` or empty deletes it; anything else is refused. With several releases each kept cluster is named `$(CLUSTER_NAME)-1-35` and so on"},
-	{Name: "CLUSTER_NAME", Default: kindcluster.DefaultName, Job: true, Check: checkClusterName,
+	{Name: "CLUSTER_NAME", Default: DefaultClusterName, Job: true,
 		Suite: "cluster-name", Usage: "kind cluster name",
 		Meaning: "the kind cluster's name; a name in use is refused before anything is built"},
-	{Name: "NODE_IMAGE", Default: "auto", Check: checkImageSource("NODE_IMAGE"),
+	{Name: "NODE_IMAGE", Default: "auto",
 		Suite: "node-image", Usage: "node image: auto, pull, build, or an image reference",
 		Meaning: "`auto` (our offline build if present, else kind v0.33.0's published `kindest/node` for the release, pinned by digest, else an offline build), `pull`, `build`, `present` (only an image already here), or any kind node image of the release's minor (its own patch is what the checks expect)"},
-	{Name: "UPGRADE", Default: "1", Switch: true, Check: checkSwitch("UPGRADE"),
+	{Name: "UPGRADE", Default: "1", Switch: true,
 		Meaning: "`0` skips the in-place upgrade spec and the build of the next release's bits it needs (`1` or `0` only)"},
-	{Name: "UPGRADE_NODE_IMAGE", Default: "auto", Check: checkImageSource("UPGRADE_NODE_IMAGE"),
+	{Name: "UPGRADE_NODE_IMAGE", Default: "auto",
 		Meaning: "source of the next release's node image, whose bits the upgrade spec installs (`auto`, `pull`, `build` or an image reference)"},
 	{Name: "KUBECONFIG", Shown: none,
 		Meaning: "**on the make command line only**: run against that existing cluster, create none"},
-	{Name: "KUBECONTEXT", Shown: "its current context", Check: checkKubeContext,
+	{Name: "KUBECONTEXT", Shown: "its current context",
 		Suite: "kubecontext", Usage: "the context of --kubeconfig the run uses (default: its current context)",
 		Meaning: "with `KUBECONFIG`: the kubeconfig's context to use instead of its current one, by every client of the run (`make e2e` and `make preflight`: the checks and the suite; `make incluster-e2e`: the checks, the Job, its follow-up and its clean-up); a context the kubeconfig lacks, or one given without `KUBECONFIG`, is refused before anything is built"},
 	// Four on a 2-core machine: the parallel specs mostly wait on the
@@ -124,16 +122,16 @@ var Variables = []Variable{
 	// parallel part of a 1.35 run from 123 s to 88 s; a fourth, once the
 	// allocators' feature promises ran there too, 1.36's from 129-139 s
 	// to 113 s, green (docs/benchmarks.md).
-	{Name: "PROCS", Default: "4", Ginkgo: "procs", Check: checkProcs,
+	{Name: "PROCS", Default: "4", Ginkgo: "procs",
 		Meaning: "parallel Ginkgo processes (a whole number from 1, checked before anything is built)"},
-	{Name: "TIMEOUT", Default: "60m", Ginkgo: "timeout", Job: true, Check: checkTimeout,
+	{Name: "TIMEOUT", Default: "60m", Ginkgo: "timeout", Job: true,
 		Meaning: "Ginkgo's suite timeout per release (a Go duration, checked before anything is built)"},
 	{Name: "ARTIFACTS", Default: "_artifacts",
 		Suite: "artifacts", Usage: "where logs and reports go (a relative path is taken from --source-root)",
 		Meaning: "where reports and logs go, one folder per release (a relative path is taken from the repository's root)"},
-	{Name: "GINKGO_ARGS", Shown: none, Check: checkGinkgoArgs,
+	{Name: "GINKGO_ARGS", Shown: none,
 		Meaning: "extra Ginkgo flags, e.g. `-v` or `--poll-progress-after=60s`"},
-	{Name: "BENCH_REPEAT", Default: "3", Check: checkBenchRepeat,
+	{Name: "BENCH_REPEAT", Default: "3",
 		Meaning: "`make bench`: gate moves off and on per component, and feature-set moves there and back, on the kept cluster"},
 }
 

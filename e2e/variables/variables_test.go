@@ -1,4 +1,4 @@
-package run
+package variables
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 )
 
 // variablesPage is the page whose table of variables is Markdown's output,
@@ -80,7 +82,7 @@ func TestTheVariablesPageListsEveryVariableWithItsDefault(t *testing.T) {
 		table = append(table, v.Name)
 	}
 	if !slices.Equal(listed, table) {
-		t.Fatalf("%s lists the variables\n  %v\nthe table (e2e/run/variables.go) has\n  %v\n(make variables prints the page's table)", variablesPage, listed, table)
+		t.Fatalf("%s lists the variables\n  %v\nthe table (e2e/variables/variables.go) has\n  %v\n(make variables prints the page's table)", variablesPage, listed, table)
 	}
 	for _, r := range rows {
 		for _, n := range r.names {
@@ -124,9 +126,6 @@ func TestTheTableIsWhole(t *testing.T) {
 		if v.Suite != "" && v.Usage == "" {
 			t.Errorf("%s's suite flag --%s has no usage", v.Name, v.Suite)
 		}
-		if v.Switch && v.Check == nil {
-			t.Errorf("%s is a switch without its check", v.Name)
-		}
 		for _, f := range []string{"suite " + v.Suite, "ginkgo " + v.Ginkgo} {
 			if strings.HasSuffix(f, " ") {
 				continue
@@ -149,5 +148,29 @@ func TestJobVariables(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("the Job carries %v, want %v", got, want)
+	}
+}
+
+// The in-cluster entry's flags: the Job's variables only, Ginkgo's as a
+// compiled suite spells them, no filter that is not given.
+func TestJobFlags(t *testing.T) {
+	values := map[string]string{"LABELS": "authz", "K8S_VERSION": "1.35", "NODE_IMAGE": "x", "KEEP_CLUSTER": "1", "PROCS": "4"}
+	get := func(name string) string { return values[name] }
+	job := func(v Variable) bool { return v.Job }
+	flags := append(SuiteFlags(get, job), GinkgoFlags(get, "-ginkgo.", job)...)
+	for _, f := range flags {
+		if strings.HasPrefix(f, "--node-image") || strings.HasPrefix(f, "--keep-cluster") || strings.Contains(f, "procs") || f == "-ginkgo.focus=" {
+			t.Errorf("%s is no flag of the Job's variables", f)
+		}
+	}
+	if !slices.Contains(flags, "-ginkgo.label-filter=authz") || !slices.Contains(flags, "--release=1.35") {
+		t.Errorf("%q", flags)
+	}
+}
+
+// CLUSTER_NAME's default is the one e2e-cluster and kind's helpers use.
+func TestDefaultClusterNameIsKinds(t *testing.T) {
+	if DefaultClusterName != kindcluster.DefaultName {
+		t.Errorf("CLUSTER_NAME's default %q, kindcluster.DefaultName %q", DefaultClusterName, kindcluster.DefaultName)
 	}
 }
