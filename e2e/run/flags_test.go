@@ -3,6 +3,8 @@ package run
 import (
 	"slices"
 	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 // splitCommand is a go tool ginkgo command line's Ginkgo flags and the
@@ -77,6 +79,9 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 				"--admin-check=" + v("ADMIN_CHECK"), "--workload-image=" + v("WORKLOAD_IMAGE"),
 				// New since: the context of an existing cluster's kubeconfig.
 				"--kubecontext=" + v("KUBECONTEXT")}, c.makeSuite...)
+			// A variable added since gets its flags from its row alone.
+			wantGinkgo = append(wantGinkgo, variables.GinkgoFlags(v, "--", sinceTheMakefile)...)
+			wantSuite = append(wantSuite, variables.SuiteFlags(v, sinceTheMakefile)...)
 			slices.Sort(wantGinkgo)
 			slices.Sort(wantSuite)
 			if !slices.Equal(ginkgo, wantGinkgo) {
@@ -87,6 +92,15 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sinceTheMakefile selects the variables the Makefile's go tool ginkgo
+// line did not pass (TestGinkgoCommandIsTheMakefiles checks the others
+// against it).
+func sinceTheMakefile(v variables.Variable) bool {
+	return !slices.Contains([]string{"K8S_VERSION", "PROFILE", "FEATURES", "CLUSTER_NAME", "NODE_IMAGE", "TESTDRIVER_IMAGE",
+		"ARTIFACTS", "DRIVER", "DEVICE_CLASS", "DRIVER_NAMESPACE", "KEEP_CLUSTER", "ADMIN_CHECK", "WORKLOAD_IMAGE", "KUBECONTEXT",
+		"PROCS", "TIMEOUT", "LABELS", "FOCUS", "SKIP"}, v.Name)
 }
 
 // GINKGO_ARGS come after the variables' Ginkgo flags, as extra flags.
