@@ -15,18 +15,18 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
+	// pipe: the package's tests name their Pipeline maker pipeline.
+	pipe "github.com/kep5018/adminaccess-conformance/clusters/pipeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// step is one named part of a release's run, as kind's create is a
-// pipeline of named actions: each works on what the steps before built.
-// A step takes no context: what it starts gets Ctrl-C from the terminal
-// and must clean up to its end; the pipeline starts no step after one.
-type step struct {
-	name string
-	run  func(c Config, b *built) error
-}
+// step is one named part of a release's run (clusters/pipeline, as kind's
+// create is a pipeline of named steps): each works on what the steps
+// before built. A step takes no context: what it starts gets Ctrl-C from
+// the terminal and must clean up to its end; the pipeline starts no step
+// after one.
+type step = pipe.Step[*built]
 
 // releaseSteps are one release's steps: the builds of this repository's
 // code the suite needs, started beside the steps after them; on clusters
@@ -35,14 +35,17 @@ type step struct {
 // image; the bundled driver's image (or the pushed one named), as built
 // beside; the suite's compile, as done beside; the suite.
 func (p *Pipeline) releaseSteps(c Config) []step {
-	steps := []step{{"builds beside", p.buildsBeside}}
+	of := func(name string, run func(Config, *built) error) step {
+		return step{Name: name, Run: func(b *built) error { return run(c, b) }}
+	}
+	steps := []step{of("builds beside", p.buildsBeside)}
 	if !c.Existing() {
 		if c.Get("UPGRADE") != "0" {
-			steps = append(steps, step{"next release's bits", p.upgradeBits})
+			steps = append(steps, of("next release's bits", p.upgradeBits))
 		}
-		steps = append(steps, step{"node image", p.nodeImage})
+		steps = append(steps, of("node image", p.nodeImage))
 	}
-	return append(steps, step{"driver image", p.driverImage}, step{"suite's compile", p.suiteCompile}, step{"ginkgo", p.ginkgo})
+	return append(steps, of("driver image", p.driverImage), of("suite's compile", p.suiteCompile), of("ginkgo", p.ginkgo))
 }
 
 // Release runs one release, K8S_VERSION, on CLUSTER_NAME: no preflight and
@@ -65,15 +68,7 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 	if err := p.timeBeforeSteps(b); err != nil {
 		return err
 	}
-	for _, s := range p.releaseSteps(c) {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: not started: interrupted", s.name)
-		}
-		if err := s.run(c, b); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
-	return nil
+	return pipe.Run(b, p.releaseSteps(c), pipe.Hooks{Ctx: ctx})
 }
 
 // BeforeSteps is the timeline's name for the time from make's start to the
