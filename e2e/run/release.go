@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -129,8 +128,8 @@ func (p *Pipeline) nodeImage(c Config, b *built) error {
 // defaults makes the spec a declared skip.
 func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	args := []string{"upgrade-bits", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
-		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
-	next, err := p.clusterTool(c, "upgrade-bits.out", append(args, "--plan")...)
+		"--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
+	next, err := p.clusterTool(c, "upgrade-bits.out", args...)
 	if err != nil || next == "none" {
 		return err
 	}
@@ -186,24 +185,36 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 }
 
 // clusterTool runs e2e-cluster (make e2e-cli builds it) with its output
-// shown and kept in the output folder's file (CI reads node-image.out),
-// and returns its last line: what it got.
+// shown and kept in the output folder's file keep (node-image.out), and
+// returns what it got: the reference it writes into the file its
+// --ref-file names (keep's name, .ref for .out), not a line of what people
+// see.
 func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, error) {
 	f, err := os.Create(filepath.Join(c.Out(), keep))
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	var out bytes.Buffer
+	refFile := filepath.Join(c.Out(), strings.TrimSuffix(keep, ".out")+".ref")
+	// An earlier run's answer is not this one's.
+	if err := os.Remove(refFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
 	// Not CommandContext: Ctrl-C reaches it from the terminal, and it
 	// cleans up after itself (a build container) before it ends.
-	cmd := exec.Command(c.bin("e2e-cluster"), args...)
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(p.Stdout, f, &out), p.Stderr
+	cmd := exec.Command(c.bin("e2e-cluster"), slices.Concat(args, []string{"--ref-file", refFile})...)
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(p.Stdout, f), p.Stderr
 	if err := p.start(c, cmd); err != nil {
 		return "", err
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	return strings.TrimSpace(lines[len(lines)-1]), nil
+	ref, err := os.ReadFile(refFile)
+	if err == nil && strings.TrimSpace(string(ref)) == "" {
+		err = errors.New("it is empty")
+	}
+	if err != nil {
+		return "", fmt.Errorf("e2e-cluster %s ended well but left no reference in %s: %w", args[0], refFile, err)
+	}
+	return strings.TrimSpace(string(ref)), nil
 }
 
 // buildsBeside starts building what the suite needs of this repository's
