@@ -1,7 +1,7 @@
 // Package kindcluster creates, reaches, switches and deletes the suite's kind
-// clusters. Create is a pipeline of named actions, as kind's own create is:
-// render the profile's config, let kind create the nodes, install the pod
-// network, wait for every node and kube-system pod.
+// clusters. Create is a pipeline of named steps (clusters/pipeline), as
+// kind's own create is: render the profile's config, let kind create the
+// nodes, install the pod network, wait for every node and kube-system pod.
 package kindcluster
 
 import (
@@ -22,6 +22,7 @@ import (
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 	"sigs.k8s.io/kind/pkg/log"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/pipeline"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
@@ -95,11 +96,6 @@ func CheckNameFree(name string) error {
 	return nil
 }
 
-type action struct {
-	name string
-	run  func(ctx context.Context, c *Cluster) error
-}
-
 // Create makes the cluster and returns once every node is Ready and every
 // kube-system pod runs. A cluster that fails half-way is deleted unless Keep.
 func Create(ctx context.Context, o Options) (c *Cluster, err error) {
@@ -138,8 +134,12 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 			provider.Delete(o.Name, "")
 		}
 	}()
-	pipeline := []action{
-		{"kind create", func(ctx context.Context, c *Cluster) error {
+	// Each step gets the create's context; the loop checks it between them.
+	withCtx := func(run func(context.Context, *Cluster) error) func(*Cluster) error {
+		return func(c *Cluster) error { return run(ctx, c) }
+	}
+	steps := []pipeline.Step[*Cluster]{
+		{Name: "kind create", Run: func(c *Cluster) error {
 			created = true
 			err := c.provider.Create(o.Name,
 				cluster.CreateWithRawConfig(raw),
@@ -152,24 +152,19 @@ func Create(ctx context.Context, o Options) (c *Cluster, err error) {
 			// drops it (createoutput.go).
 			return keepRunOutput(err, filepath.Dir(o.KubeconfigPath), "kind-create-"+o.Name+".log")
 		}},
-		{"client", func(ctx context.Context, c *Cluster) error { return c.connect() }},
-		{"plain-HTTP registries", func(ctx context.Context, c *Cluster) error {
+		{Name: "client", Run: (*Cluster).connect},
+		{Name: "plain-HTTP registries", Run: func(c *Cluster) error {
 			return c.pointAtPlainHTTPRegistries(o.PlainHTTPRegistries)
 		}},
-		{"pod network", installPodNetwork},
-		{"nodes ready", waitNodesReady},
-		{"system pods running", waitSystemPods},
+		{Name: "pod network", Run: withCtx(installPodNetwork)},
+		{Name: "nodes ready", Run: withCtx(waitNodesReady)},
+		{Name: "system pods running", Run: withCtx(waitSystemPods)},
 	}
 	start := time.Now()
-	for _, a := range pipeline {
-		t := time.Now()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := a.run(ctx, c); err != nil {
-			return nil, fmt.Errorf("cluster %s, %s: %w", o.Name, a.name, err)
-		}
-		fmt.Fprintf(o.Progress, "cluster %s: %-20s done in %s\n", o.Name, a.name, elapsed(t))
+	if err := pipeline.Run(c, steps, pipeline.Hooks{Ctx: ctx, Done: func(name string, took time.Duration) {
+		fmt.Fprintf(o.Progress, "cluster %s: %-20s done in %s\n", o.Name, name, took.Round(100*time.Millisecond))
+	}}); err != nil {
+		return nil, fmt.Errorf("cluster %s, %w", o.Name, err)
 	}
 	fmt.Fprintf(o.Progress, "cluster %s: up in %s (Kubernetes %s, profile %s)\n", o.Name, time.Since(start).Round(time.Second), o.Release.Version, o.Profile.Name)
 	return c, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
+	"github.com/kep5018/adminaccess-conformance/clusters/pipeline"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 )
 
@@ -49,41 +50,38 @@ func (c *Cluster) SwitchRelease(ctx context.Context, bits *nodesource.ReleaseBit
 	if err != nil {
 		return nil, err
 	}
-	type action struct {
-		name string
-		run  func(context.Context) error
-		// note, where set, is what the step's name gets once it ran (the
-		// control plane's: which restarter it went through).
-		note func() string
-	}
-	loadImages := action{name: "load " + to.Minor + " images", run: func(ctx context.Context) error { return c.loadReleaseImages(cp, bits) }}
+	// Each step works on the cluster with the switch's context; none is
+	// started once a step failed, and the switch checks no context between
+	// them (its steps end on it themselves).
+	loadImages := pipeline.Step[*Cluster]{Name: "load " + to.Minor + " images", Run: func(c *Cluster) error { return c.loadReleaseImages(cp, bits) }}
 	var restarted Restart
-	control := action{name: "control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", run: func(ctx context.Context) (err error) {
+	control := pipeline.Step[*Cluster]{Name: "control plane (kube-apiserver, then kube-controller-manager and kube-scheduler)", Run: func(c *Cluster) (err error) {
 		restarted, err = c.switchControlPlaneImages(ctx, cp, bits)
 		return err
-	}, note: func() string { return restarted.Note() }}
-	kubelets := action{name: "kubelets", run: func(ctx context.Context) error { return c.switchKubeletBinaries(ctx, bits) }}
+	}}
+	kubelets := pipeline.Step[*Cluster]{Name: "kubelets", Run: func(c *Cluster) error { return c.switchKubeletBinaries(ctx, bits) }}
 	// The version skew policy: going up the control plane first, coming
 	// down the kubelets first; kube-apiserver is never older than the
 	// components that talk to it (restartWithAPIServer).
-	pin := action{name: "pin etcd's UID", run: func(ctx context.Context) error { return c.pinEtcdUID(ctx, cp) }}
-	pipeline := []action{pin, loadImages, control, kubelets}
+	pin := pipeline.Step[*Cluster]{Name: "pin etcd's UID", Run: func(c *Cluster) error { return c.pinEtcdUID(ctx, cp) }}
+	order := []pipeline.Step[*Cluster]{pin, loadImages, control, kubelets}
 	if !upgrade {
-		pipeline = []action{pin, loadImages, kubelets, control}
+		order = []pipeline.Step[*Cluster]{pin, loadImages, kubelets, control}
 	}
-	pipeline = append(pipeline, action{name: "control plane settled", run: func(ctx context.Context) error { return c.waitSettled(ctx, cp, bits) }})
+	order = append(order, pipeline.Step[*Cluster]{Name: "control plane settled", Run: func(c *Cluster) error { return c.waitSettled(ctx, cp, bits) }})
 	var steps []Step
-	for _, a := range pipeline {
-		start := time.Now()
-		if err := a.run(ctx); err != nil {
-			return steps, fmt.Errorf("switching cluster %s from Kubernetes %s to %s, %s: %w", c.Name, c.Release.Version, to.Version, a.name, err)
-		}
-		s := Step{Name: a.name, Took: time.Since(start)}
-		if a.note != nil {
-			s.Name += a.note()
+	err = pipeline.Run(c, order, pipeline.Hooks{Done: func(name string, took time.Duration) {
+		s := Step{Name: name, Took: took}
+		// The control plane's step is named once it ran for the restarter
+		// it went through.
+		if name == control.Name {
+			s.Name += restarted.Note()
 		}
 		steps = append(steps, s)
 		c.logf("%s -> %s: %s", c.Release.Minor, to.Minor, s)
+	}})
+	if err != nil {
+		return steps, fmt.Errorf("switching cluster %s from Kubernetes %s to %s, %w", c.Name, c.Release.Version, to.Version, err)
 	}
 	c.Release = to
 	return steps, nil

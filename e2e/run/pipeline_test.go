@@ -34,6 +34,9 @@ type fakeRun struct {
 	interruptAt string
 	// started, where set, sees each command's arguments as it starts.
 	started func(args []string)
+	// noRef, where set, has e2e-cluster say its image on its last line
+	// only, and leave its --ref-file unwritten.
+	noRef bool
 }
 
 func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
@@ -60,8 +63,13 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 			return nil
 		}
 		f.commands = append(f.commands, "e2e-cluster "+cmd.Args[1]+" "+c.Get("K8S_VERSION"))
-		fmt.Fprintf(cmd.Stdout, "node-image: building\nkind-e2e/node:%s-%s\n", c.Get("K8S_VERSION"), cmd.Args[1])
-		return nil
+		ref := fmt.Sprintf("kind-e2e/node:%s-%s", c.Get("K8S_VERSION"), cmd.Args[1])
+		fmt.Fprintf(cmd.Stdout, "node-image: building\n%s\n", ref)
+		if f.noRef {
+			return nil
+		}
+		// The answer is the file --ref-file names, not the line above.
+		return os.WriteFile(flagValue(cmd.Args, "--ref-file"), []byte(ref+"\n"), 0o644)
 	case "go":
 		f.commands = append(f.commands, fmt.Sprintf("ginkgo %s on %s class %s features %s labels %s into %s", flag("--release"), flag("--cluster-name"),
 			flag("--device-class"), flag("--features"), flag("--label-filter"), strings.TrimPrefix(flag("--artifacts"), filepath.Join(c.Root(), "_artifacts"))))
@@ -72,6 +80,14 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 		return nil
 	}
 	return fmt.Errorf("unexpected command %v", cmd.Args)
+}
+
+// flagValue is the word after name in args, or "".
+func flagValue(args []string, name string) string {
+	if i := slices.Index(args, name); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
 }
 
 // pipeline is a Pipeline on f, whose preflight passes and whose driver
@@ -229,6 +245,23 @@ func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 	}
 	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
+	}
+}
+
+// The node image is what e2e-cluster writes into the file --ref-file
+// names: a last line of its output is no answer, and a tool that ended
+// well without writing one fails the step and starts no suite.
+func TestNodeImageIsTheRefFileNotTheLastLine(t *testing.T) {
+	root := t.TempDir()
+	f := &fakeRun{noRef: true}
+	var out bytes.Buffer
+	c := Resolve(env("K8S_VERSION", "1.35", "UPGRADE", "0"), nil, root)
+	err := pipeline(f, &out).Release(context.Background(), c)
+	if want := "node image: e2e-cluster node-image ended well but left no reference in " + filepath.Join(root, "_output", "node-image.ref"); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if want := []string{"e2e-cluster node-image 1.35"}; !slices.Equal(f.commands, want) {
+		t.Errorf("commands %q, want %q", f.commands, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,18 +14,18 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
+	// pipe: the package's tests name their Pipeline maker pipeline.
+	pipe "github.com/kep5018/adminaccess-conformance/clusters/pipeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// step is one named part of a release's run, as kind's create is a
-// pipeline of named actions: each works on what the steps before built.
-// A step takes no context: what it starts gets Ctrl-C from the terminal
-// and must clean up to its end; the pipeline starts no step after one.
-type step struct {
-	name string
-	run  func(c Config, b *built) error
-}
+// step is one named part of a release's run (clusters/pipeline, as kind's
+// create is a pipeline of named steps): each works on what the steps
+// before built. A step takes no context: what it starts gets Ctrl-C from
+// the terminal and must clean up to its end; the pipeline starts no step
+// after one.
+type step = pipe.Step[*built]
 
 // releaseSteps are one release's steps: the builds of this repository's
 // code the suite needs, started beside the steps after them; on clusters
@@ -35,14 +34,17 @@ type step struct {
 // image; the bundled driver's image (or the pushed one named), as built
 // beside; the suite's compile, as done beside; the suite.
 func (p *Pipeline) releaseSteps(c Config) []step {
-	steps := []step{{"builds beside", p.buildsBeside}}
+	of := func(name string, run func(Config, *built) error) step {
+		return step{Name: name, Run: func(b *built) error { return run(c, b) }}
+	}
+	steps := []step{of("builds beside", p.buildsBeside)}
 	if !c.Existing() {
 		if c.Get("UPGRADE") != "0" {
-			steps = append(steps, step{"next release's bits", p.upgradeBits})
+			steps = append(steps, of("next release's bits", p.upgradeBits))
 		}
-		steps = append(steps, step{"node image", p.nodeImage})
+		steps = append(steps, of("node image", p.nodeImage))
 	}
-	return append(steps, step{"driver image", p.driverImage}, step{"suite's compile", p.suiteCompile}, step{"ginkgo", p.ginkgo})
+	return append(steps, of("driver image", p.driverImage), of("suite's compile", p.suiteCompile), of("ginkgo", p.ginkgo))
 }
 
 // Release runs one release, K8S_VERSION, on CLUSTER_NAME: no preflight and
@@ -65,15 +67,7 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 	if err := p.timeBeforeSteps(b); err != nil {
 		return err
 	}
-	for _, s := range p.releaseSteps(c) {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: not started: interrupted", s.name)
-		}
-		if err := s.run(c, b); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
-	return nil
+	return pipe.Run(b, p.releaseSteps(c), pipe.Hooks{Ctx: ctx})
 }
 
 // BeforeSteps is the timeline's name for the time from make's start to the
@@ -134,8 +128,8 @@ func (p *Pipeline) nodeImage(c Config, b *built) error {
 // defaults makes the spec a declared skip.
 func (p *Pipeline) upgradeBits(c Config, b *built) error {
 	args := []string{"upgrade-bits", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
-		"--labels", c.Get("LABELS"), "--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
-	next, err := p.clusterTool(c, "upgrade-bits.out", append(args, "--plan")...)
+		"--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
+	next, err := p.clusterTool(c, "upgrade-bits.out", args...)
 	if err != nil || next == "none" {
 		return err
 	}
@@ -191,24 +185,36 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 }
 
 // clusterTool runs e2e-cluster (make e2e-cli builds it) with its output
-// shown and kept in the output folder's file (CI reads node-image.out),
-// and returns its last line: what it got.
+// shown and kept in the output folder's file keep (node-image.out), and
+// returns what it got: the reference it writes into the file its
+// --ref-file names (keep's name, .ref for .out), not a line of what people
+// see.
 func (p *Pipeline) clusterTool(c Config, keep string, args ...string) (string, error) {
 	f, err := os.Create(filepath.Join(c.Out(), keep))
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	var out bytes.Buffer
+	refFile := filepath.Join(c.Out(), strings.TrimSuffix(keep, ".out")+".ref")
+	// An earlier run's answer is not this one's.
+	if err := os.Remove(refFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
 	// Not CommandContext: Ctrl-C reaches it from the terminal, and it
 	// cleans up after itself (a build container) before it ends.
-	cmd := exec.Command(c.bin("e2e-cluster"), args...)
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(p.Stdout, f, &out), p.Stderr
+	cmd := exec.Command(c.bin("e2e-cluster"), slices.Concat(args, []string{"--ref-file", refFile})...)
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(p.Stdout, f), p.Stderr
 	if err := p.start(c, cmd); err != nil {
 		return "", err
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	return strings.TrimSpace(lines[len(lines)-1]), nil
+	ref, err := os.ReadFile(refFile)
+	if err == nil && strings.TrimSpace(string(ref)) == "" {
+		err = errors.New("it is empty")
+	}
+	if err != nil {
+		return "", fmt.Errorf("e2e-cluster %s ended well but left no reference in %s: %w", args[0], refFile, err)
+	}
+	return strings.TrimSpace(string(ref)), nil
 }
 
 // buildsBeside starts building what the suite needs of this repository's

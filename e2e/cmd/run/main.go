@@ -94,7 +94,9 @@ func command(ctx context.Context, p *run.Pipeline, c run.Config, name string) in
 	case "matrix":
 		return printMatrix(c)
 	case "node-image":
-		return exitCode(c.Command(c.Out()+"/bin/e2e-cluster", "node-image", "--release", c.Get("K8S_VERSION"), "--source", c.Get("NODE_IMAGE"), "--out", c.Out()).Run())
+		// The image's reference also in node-image.ref, for CI's cache.
+		return exitCode(c.Command(c.Out()+"/bin/e2e-cluster", "node-image", "--release", c.Get("K8S_VERSION"), "--source", c.Get("NODE_IMAGE"), "--out", c.Out(),
+			"--ref-file", c.Out()+"/node-image.ref").Run())
 	case "cluster-up":
 		name := c.Get("CLUSTER_NAME")
 		return exitCode(c.Command(c.Out()+"/bin/e2e-cluster", "up", "--release", c.Get("K8S_VERSION"), "--profile", c.Get("PROFILE"), "--features", c.Get("FEATURES"),

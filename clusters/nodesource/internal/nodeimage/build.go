@@ -3,13 +3,12 @@
 // to build at all (or take an image already present, or kind's published
 // one) is nodesource's decision, not this package's.
 //
-// The build is a pipeline of named steps (kubernetes, containerd, etcd,
-// coredns, own binaries, images, stage, assemble); the root filesystem is
-// debootstrapped beside the Go builds and waited for before the images, and
-// the modules of containerd, etcd and CoreDNS are downloaded beside the
-// Kubernetes build. Its
-// result is tagged by a hash of the recipe, so asking again for an image
-// that exists takes seconds.
+// The build is a pipeline of named steps (clusters/pipeline: kubernetes,
+// containerd, etcd, coredns, own binaries, images, stage, assemble); the
+// root filesystem is debootstrapped beside the Go builds and waited for
+// before the images, and the modules of containerd, etcd and CoreDNS are
+// downloaded beside the Kubernetes build. Its result is tagged by a hash of
+// the recipe, so asking again for an image that exists takes seconds.
 package nodeimage
 
 import (
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
+	"github.com/kep5018/adminaccess-conformance/clusters/pipeline"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
@@ -119,22 +119,20 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 		defer close(downloaded)
 		b.downloadBeside(downloadCtx, filepath.Join(b.Out, "build-download.log"), later)
 	}()
-	afterDownload := func(m goModule) func() error {
-		return func() error {
+	afterDownload := func(m goModule) func(*Builder) error {
+		return func(b *Builder) error {
 			<-downloaded
 			return b.goBuild(ctx, m)
 		}
 	}
 
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"kubernetes", func() error { return b.buildKubernetes(ctx, rec, bins.kubernetes, kubernetesCommands) }},
-		{"containerd", afterDownload(later[0])},
-		{"etcd", afterDownload(later[1])},
-		{"coredns", afterDownload(later[2])},
-		{"own binaries", func() error {
+	// The steps work on the builder; each holds the build's context.
+	steps := []pipeline.Step[*Builder]{
+		{Name: "kubernetes", Run: func(b *Builder) error { return b.buildKubernetes(ctx, rec, bins.kubernetes, kubernetesCommands) }},
+		{Name: "containerd", Run: afterDownload(later[0])},
+		{Name: "etcd", Run: afterDownload(later[1])},
+		{Name: "coredns", Run: afterDownload(later[2])},
+		{Name: "own binaries", Run: func(b *Builder) error {
 			// This module's own: the project's flags come in GOFLAGS.
 			env := gobuild.Environ(os.Environ())
 			if err := b.run(ctx, b.RepoRoot, env, "go", "build", "-o", bins.pause, "./clusters/cmd/pause"); err != nil {
@@ -142,18 +140,19 @@ func (b *Builder) Build(ctx context.Context, rec Recipe, tag string) error {
 			}
 			return b.run(ctx, b.RepoRoot, env, "go", "build", "-o", bins.capshim, "./clusters/nodesource/cmd/runc-capshim")
 		}},
-		{"rootfs wait", func() error { <-rootfsDone; return rootfsErr }},
-		{"images", func() error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},
-		{"stage", func() error { return b.stage(rec, bins, imagesDir, stageDir) }},
-		{"assemble", func() error { return b.assemble(ctx, rec, rootfsTar, stageDir, tag) }},
+		{Name: "rootfs wait", Run: func(*Builder) error { <-rootfsDone; return rootfsErr }},
+		{Name: "images", Run: func(b *Builder) error { return b.controlPlaneImages(ctx, rec, bins, rootfsDir, imagesDir) }},
+		{Name: "stage", Run: func(b *Builder) error { return b.stage(rec, bins, imagesDir, stageDir) }},
+		{Name: "assemble", Run: func(b *Builder) error { return b.assemble(ctx, rec, rootfsTar, stageDir, tag) }},
 	}
-	for _, s := range steps {
-		t := time.Now()
-		fmt.Fprintf(b.log, "\n=== step %s\n", s.name)
-		if err := s.run(); err != nil {
-			return fmt.Errorf("node image %s, step %s: %w (see %s)", tag, s.name, err, logPath)
-		}
-		fmt.Fprintf(b.Progress, "node-image: %-12s done in %s\n", s.name, since(t))
+	err = pipeline.Run(b, steps, pipeline.Hooks{
+		Before: func(name string) { fmt.Fprintf(b.log, "\n=== step %s\n", name) },
+		Done: func(name string, took time.Duration) {
+			fmt.Fprintf(b.Progress, "node-image: %-12s done in %s\n", name, took.Round(100*time.Millisecond))
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("node image %s, step %w (see %s)", tag, err, logPath)
 	}
 	os.RemoveAll(stageDir)
 	fmt.Fprintf(b.Progress, "node-image: %s built in %s\n", tag, since(start))
