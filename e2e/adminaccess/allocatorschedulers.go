@@ -270,8 +270,9 @@ func (s allocatorScheduler) bindingName(role string) string {
 // awaitReady waits until its pod is ready (its secure port answers).
 func (s allocatorScheduler) awaitReady(ctx context.Context) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	gomega.Eventually(ctx, func(ctx context.Context) (string, error) {
-		p, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, s.name(), metav1.GetOptions{})
+		p, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, s.name(), metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -329,12 +330,13 @@ func (s allocatorScheduler) removePod(ctx context.Context) error {
 // after it is ready, and its report row name s's allocator and set.
 func underScheduler(ctx context.Context, s allocatorScheduler) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	s.awaitReady(ctx)
 	specScheduler = s.name()
-	env.SetFeatureSet(s.set)
+	e.SetFeatureSet(s.set)
 	ginkgo.DeferCleanup(func() {
 		specScheduler = ""
-		env.SetFeatureSet(env.Rel.DefaultFeatures())
+		e.SetFeatureSet(e.Rel.DefaultFeatures())
 	})
 	reportAllocator(s.allocator, s.set)
 }

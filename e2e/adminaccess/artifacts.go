@@ -77,13 +77,14 @@ func eventLine(e corev1.Event) string {
 // time and the driver's logs, and marks the run failed so the cluster's logs
 // are kept.
 func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
+	e := envOf(ctx)
 	dir := failureDir(report)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(failureMarker(), []byte(report.FullText()+"\n"), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var events []string
-	if list, err := env.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+	if list, err := e.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, e := range list.Items {
 			if e.LastTimestamp.Time.After(report.StartTime.Add(-time.Minute)) || e.EventTime.Time.After(report.StartTime.Add(-time.Minute)) {
 				events = append(events, eventLine(e))

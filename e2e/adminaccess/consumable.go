@@ -234,7 +234,8 @@ func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework
 // results share the driver's device (pool/device), each as "namespace/name:
 // share of <amount>".
 func ordinarySharesOf(ctx context.Context, driver, device string) ([]string, error) {
-	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}

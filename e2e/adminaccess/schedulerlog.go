@@ -23,13 +23,14 @@ import (
 // under (specScheduler).
 func schedulerLog(ctx context.Context, since metav1.Time) string {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	pod := specScheduler
 	if pod == "" {
 		own, err := clusterScheduler(ctx)
 		framework.ExpectNoError(err)
 		pod = own.Name
 	}
-	raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+	raw, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
 	framework.ExpectNoError(err, "reading %s's log", pod)
 	return string(raw)
 }
