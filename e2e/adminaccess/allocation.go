@@ -218,7 +218,7 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 		framework.Failf("claim %s (adminAccess: false) was allocated %v with results' adminAccess %v (%s allocator) while claim %s holds every device of %s: false is no admin access, so it must wait",
 			claim.Name, observe.AllocatedDevices(got), observe.ResultsAdminAccessFields(got), e.Allocator(), held.Name, node)
 	}
-	if nodesReachable() {
+	if nodesReachable(e) {
 		expectAllocatorLogged(ctx, pod, "", release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request")
 	}
 	expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)

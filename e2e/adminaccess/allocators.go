@@ -242,13 +242,14 @@ func allocatorSlot(n, i int) int {
 // before the move back.
 func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator string) {
 	ginkgo.BeforeAll(inEnv(func(ctx context.Context) {
-		if nodesReachable() {
+		e := envOf(ctx)
+		if nodesReachable(e) {
 			moveScheduler(ctx, set)
 		}
 	}))
 	ginkgo.AfterAll(inEnv(func(ctx context.Context) {
 		e := envOf(ctx)
-		if nodesReachable() {
+		if nodesReachable(e) {
 			deletePodsOf(ctx, f.BaseName)
 			moveScheduler(ctx, e.Rel.DefaultFeatures())
 		}

@@ -110,9 +110,10 @@ func allocatedOrRefused(ctx context.Context, b *builder.Builder, pod *corev1.Pod
 // device, less the selector's own (a CEL result, a device of another class
 // not selectable), each reason once, the last twelve.
 func allocatorSaid(ctx context.Context, pod *corev1.Pod) string {
+	e := envOf(ctx)
 	// Only for a failure's message: where kube-scheduler's log is out of
 	// reach, the message must still say the failure, not that the log is.
-	if !nodesReachable() {
+	if !nodesReachable(e) {
 		return "kube-scheduler's log is out of reach of this run"
 	}
 	lines := allocatorLinesFor(ctx, pod)

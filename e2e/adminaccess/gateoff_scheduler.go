@@ -57,6 +57,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	framework.Context("a kube-scheduler of its own", func() {
 		f := newFramework("sched-off")
 		it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
+			e := envOf(ctx)
 			ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)
 			requireGateSwitching(ctx)
 			s := newScraper(ctx, f)
@@ -65,11 +66,11 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 			// Removed however the spec ends; stop takes whichever
 			// process of the name runs.
 			ginkgo.DeferCleanup(inEnv(func(ctx context.Context) {
-				if err := off.stop(ctx); err != nil {
+				if err := off.stop(ctx, e); err != nil {
 					framework.Logf("removing kube-scheduler %s: %v", name, err)
 				}
 			}))
-			framework.ExpectNoError(off.start(ctx), "starting kube-scheduler %s (%s)", name, off.what())
+			framework.ExpectNoError(off.start(ctx, e), "starting kube-scheduler %s (%s)", name, off.what())
 			off.awaitReady(ctx)
 			specScheduler = name
 			ginkgo.DeferCleanup(func() { specScheduler = "" })

@@ -272,7 +272,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			framework.Failf("claim %s's two admin-access requests for device 0 were allocated (%s allocator): %v; admin access may not take a device its own claim takes",
 				claim.Name, allocator, got.Status.Allocation.Devices.Results)
 		}
-		if nodesReachable() && defectSeen == "" {
+		if nodesReachable(e) && defectSeen == "" {
 			expectAllocatorLogged(ctx, pod, contract.DeviceName(0), release.CauseInUseInClaim, "the second admin-access request is refused device 0, which the first takes")
 		}
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)

@@ -129,7 +129,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 			framework.Failf("claim %s was allocated devices %v for two of its requests (%s allocator): %v; %s",
 				claim.Name, devicesTwice(got), allocator, resultsGiven(got), sh.what)
 		default:
-			if nodesReachable() {
+			if nodesReachable(e) {
 				expectAllocatorLogged(ctx, pod, "", sh.cause, sh.what)
 			}
 			refused, waiting = append(refused, claim.Name), append(waiting, pod)

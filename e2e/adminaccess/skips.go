@@ -107,9 +107,9 @@ func requireNodeAccess(ctx context.Context) {
 // nodesReachable says whether the suite may look inside the nodes without
 // a skip: on the clusters it makes, which run kube-scheduler at the
 // allocator's log level and let a component be restarted with other flags.
-func nodesReachable() bool {
-	_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
-	return !declared && env.Cluster != nil
+func nodesReachable(e *testenv.Env) bool {
+	_, declared := e.Rel.DeclaredSkip(release.NeedNodeAccess, e.Mode())
+	return !declared && e.Cluster != nil
 }
 
 // requireGateSwitching: the spec restarts components with the gate switched.
