@@ -61,7 +61,8 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 // The core promises' bodies; corePromises gives each its sentence.
 
 func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	node := devicesNode(ctx)
 	// The ordinary claim holds every device of the node, so whichever one
 	// the admin-access claim gets is in use: this reads the same for any
@@ -76,7 +77,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 	gomega.Expect(observe.AllocatedDevices(ordinary)).To(gomega.ContainElement(observe.AllocatedDevices(admin)[0]), "a device the ordinary claim holds")
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.Equal([]bool{true}), "status.allocation.devices.results[].adminAccess")
 	expectAdminAccessSeen(ctx, adminPod, builder.WorkloadContainer, adminVars, true, "the admin-access pod")
-	expectDevicesSeen(adminVars, admin)
+	expectDevicesSeen(e, adminVars, admin)
 	expectUndisturbed(ctx, ordinaryPod, before)
 
 	// Releasing the admin-access claim must not release what the ordinary
@@ -94,7 +95,7 @@ func adminGetsDeviceInUse(ctx context.Context, f *framework.Framework) {
 }
 
 func ordinaryGetsAdminsDevice(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	b := newBuilder(ctx, f)
 	node := devicesNode(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
 	// The admin-access claim has every device of the node, so the ordinary
@@ -110,7 +111,8 @@ func ordinaryGetsAdminsDevice(ctx context.Context, f *framework.Framework) {
 }
 
 func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	node := devicesNode(ctx)
 	holder, held, _ := holdEveryDevice(ctx, b, node)
 	before := snapshot(ctx, holder)
@@ -120,7 +122,7 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	adminBefore := snapshot(ctx, adminPod)
 	gomega.Expect(observe.AllocatedDevices(admin)).To(gomega.ConsistOf(observe.AllocatedDevices(held)))
 	gomega.Expect(observe.AdminAccessResults(admin)).To(gomega.HaveEach(true))
-	expectDevicesSeen(vars, admin)
+	expectDevicesSeen(e, vars, admin)
 	expectAdminAccessSeen(ctx, adminPod, builder.WorkloadContainer, vars, true, "the admin-access pod")
 	expectUndisturbed(ctx, holder, before)
 
@@ -136,7 +138,8 @@ func allModeWhileAllInUse(ctx context.Context, f *framework.Framework) {
 }
 
 func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	nodes := deviceNodes(ctx)
 	var holders []*corev1.Pod
 	var before []podSnapshot
@@ -148,7 +151,7 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 		pod, err = b.CreatePod(ctx, pod)
 		framework.ExpectNoError(err)
 		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), false, "ordinary pod on "+n)
-		gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(n)),
+		gomega.Expect(allocatedClaim(ctx, b, claim.Name).Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(e, n)),
 			"the ordinary claim holds every device of %s", n)
 		holders, before = append(holders, pod), append(before, snapshot(ctx, pod))
 	}
@@ -159,7 +162,7 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 	ds := createDaemonSet(ctx, b, "admin-monitor", tmpl, nodes...)
 	want := int32(len(nodes))
 	gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
-		d, err := env.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		d, err := e.Client.AppsV1().DaemonSets(ds.Namespace).Get(ctx, ds.Name, metav1.GetOptions{})
 		if err != nil {
 			return appsv1.DaemonSetStatus{}, err
 		}
@@ -168,7 +171,7 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 		gomega.HaveField("DesiredNumberScheduled", want),
 		gomega.HaveField("NumberAvailable", want),
 		gomega.HaveField("NumberUnavailable", int32(0))), "the DaemonSet reports a pod available on every node")
-	pods, err := env.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: "app=admin-monitor"})
+	pods, err := e.Client.CoreV1().Pods(f.Namespace.Name).List(ctx, metav1.ListOptions{LabelSelector: "app=admin-monitor"})
 	framework.ExpectNoError(err)
 	gomega.Expect(pods.Items).To(gomega.HaveLen(int(want)))
 	for i := range pods.Items {
@@ -176,7 +179,7 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 		vars := expectRunning(ctx, b, pod)
 		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, true, fmt.Sprintf("DaemonSet pod %s on %s", pod.Name, pod.Spec.NodeName))
 		claim := podClaim(ctx, b, pod)
-		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(devicesOn(pod.Spec.NodeName)), gomega.HaveEach(true)))
+		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.And(gomega.HaveLen(devicesOn(e, pod.Spec.NodeName)), gomega.HaveEach(true)))
 	}
 	expectAllUndisturbed(ctx, holders, before)
 }
@@ -192,7 +195,8 @@ func adminDaemonSetWhileAllInUse(ctx context.Context, f *framework.Framework) {
 // implementation, where authz's explicit-false spec runs only on the
 // cluster's default one.
 func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	node := devicesNode(ctx)
 	holder, held, _ := holdEveryDevice(ctx, b, node)
 	before := snapshot(ctx, holder)
@@ -212,9 +216,9 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	ginkgo.By("while every device of the node is in use, the adminAccess: false claim is refused them all")
 	if got, _ := allocatedOrRefused(ctx, b, pod, claim.Name); got != nil {
 		framework.Failf("claim %s (adminAccess: false) was allocated %v with results' adminAccess %v (%s allocator) while claim %s holds every device of %s: false is no admin access, so it must wait",
-			claim.Name, observe.AllocatedDevices(got), observe.ResultsAdminAccessFields(got), env.Allocator(), held.Name, node)
+			claim.Name, observe.AllocatedDevices(got), observe.ResultsAdminAccessFields(got), e.Allocator(), held.Name, node)
 	}
-	if nodesReachable() {
+	if nodesReachable(e) {
 		expectAllocatorLogged(ctx, pod, "", release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request")
 	}
 	expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
@@ -225,8 +229,8 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	deleteClaim(ctx, b, held)
 	vars := expectRunning(ctx, b, pod)
 	allocated := allocatedClaim(ctx, b, claim.Name)
-	gomega.Expect(observe.ResultsAdminAccessFields(allocated)).To(gomega.Equal([]string{env.Rel.OrdinaryResultAdminAccess()}),
-		"status.allocation.devices.results[].adminAccess of claim %s (adminAccess: false) as stored on Kubernetes %s (%s allocator)", allocated.Name, env.Rel.Minor, env.Allocator())
+	gomega.Expect(observe.ResultsAdminAccessFields(allocated)).To(gomega.Equal([]string{e.Rel.OrdinaryResultAdminAccess()}),
+		"status.allocation.devices.results[].adminAccess of claim %s (adminAccess: false) as stored on Kubernetes %s (%s allocator)", allocated.Name, e.Rel.Minor, e.Allocator())
 	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the pod of the adminAccess: false claim")
 }
 
@@ -234,7 +238,8 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 // of node, and checks that it got them all.
 func holdEveryDevice(ctx context.Context, b *builder.Builder, node string) (*corev1.Pod, *resourceapi.ResourceClaim, map[string]string) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	pod, claim, vars := runOn(ctx, b, node, builder.AllDevices())
-	gomega.Expect(claim.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(node)), "the ordinary claim holds every device of %s", node)
+	gomega.Expect(claim.Status.Allocation.Devices.Results).To(gomega.HaveLen(devicesOn(e, node)), "the ordinary claim holds every device of %s", node)
 	return pod, claim, vars
 }

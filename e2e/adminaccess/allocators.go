@@ -115,8 +115,9 @@ func allocatorsMoved(rel release.Release) {
 // implementation: the release table must declare that.
 func noOtherAllocator() {
 	it("has no other allocator implementation to check", kep("the core allocation promises hold under every allocator implementation the release can use"), func(ctx context.Context) {
+		e := envOf(ctx)
 		require(ctx, release.NeedOtherAllocators, nil)
-		framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", env.Rel.Minor)
+		framework.Failf("Kubernetes %s has no feature set besides its defaults, but the release table declares no skip for that", e.Rel.Minor)
 	})
 }
 
@@ -240,17 +241,19 @@ func allocatorSlot(n, i int) int {
 // the allocator and the set. As in inProfile, the container's pods go
 // before the move back.
 func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator string) {
-	ginkgo.BeforeAll(func(ctx context.Context) {
-		if nodesReachable() {
+	ginkgo.BeforeAll(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
+		if nodesReachable(e) {
 			moveScheduler(ctx, set)
 		}
-	})
-	ginkgo.AfterAll(func(ctx context.Context) {
-		if nodesReachable() {
+	}))
+	ginkgo.AfterAll(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
+		if nodesReachable(e) {
 			deletePodsOf(ctx, f.BaseName)
-			moveScheduler(ctx, env.Rel.DefaultFeatures())
+			moveScheduler(ctx, e.Rel.DefaultFeatures())
 		}
-	}, ginkgo.NodeTimeout(restoreTimeout))
+	}), ginkgo.NodeTimeout(restoreTimeout))
 	ginkgo.BeforeEach(func() {
 		reportAllocator(allocator, set)
 	})
@@ -260,14 +263,15 @@ func withFeatureSet(f *framework.Framework, set release.FeatureSet, allocator st
 // report's timeline.
 func moveScheduler(ctx context.Context, set release.FeatureSet) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	start := time.Now()
-	took, err := env.Cluster.MoveSchedulerTo(ctx, set)
+	took, err := e.Cluster.MoveSchedulerTo(ctx, set)
 	if took > 0 {
-		recordStep(timeline.Step{Kind: timeline.KindMove, Name: "kube-scheduler to DRA feature set " + set.Name + env.Cluster.RestartedBy(profile.Scheduler).Note(), Started: start, Seconds: took.Seconds()})
+		recordStep(timeline.Step{Kind: timeline.KindMove, Name: "kube-scheduler to DRA feature set " + set.Name + e.Cluster.RestartedBy(profile.Scheduler).Note(), Started: start, Seconds: took.Seconds()})
 	}
 	framework.ExpectNoError(err, "moving kube-scheduler to DRA feature set %s", set.Name)
-	env.SetFeatureSet(set)
-	framework.Logf("kube-scheduler runs DRA feature set %s (allocator %s) after %s", set, env.Allocator(), took.Round(time.Millisecond))
+	e.SetFeatureSet(set)
+	framework.Logf("kube-scheduler runs DRA feature set %s (allocator %s) after %s", set, e.Allocator(), took.Round(time.Millisecond))
 }
 
 // expectAllocatedBy checks the log of the kube-scheduler that allocated

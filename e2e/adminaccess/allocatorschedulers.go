@@ -27,6 +27,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
@@ -90,11 +91,11 @@ func allocatorSchedulers(rel release.Release) []allocatorScheduler {
 func startAllocatorSchedulers(ctx context.Context) {
 	// A driver of the user's own runs the group on the cluster's
 	// kube-scheduler (allocatorsMoved).
-	if ginkgo.GinkgoParallelProcess() != 1 || env.Vendor != nil || !nodesReachable() || !willRun(suitePreview, "allocators") {
+	if ginkgo.GinkgoParallelProcess() != 1 || env.Vendor != nil || !nodesReachable(env) || !willRun(suitePreview, "allocators") {
 		return
 	}
 	for _, s := range allocatorSchedulers(env.Rel) {
-		if err := s.start(ctx); err != nil {
+		if err := s.start(ctx, env); err != nil {
 			framework.Logf("starting kube-scheduler %s (%s): %v", s.name(), s.set.Name, err)
 		}
 	}
@@ -108,7 +109,7 @@ func stopAllocatorSchedulers(ctx context.Context) {
 		return
 	}
 	for _, s := range allocatorSchedulers(env.Rel) {
-		if err := s.stop(ctx); err != nil {
+		if err := s.stop(ctx, env); err != nil {
 			framework.Logf("removing kube-scheduler %s: %v", s.name(), err)
 		}
 	}
@@ -171,14 +172,14 @@ const schedulerConfigDir = "/etc/adminaccess-scheduler"
 
 // start creates its ServiceAccount and role bindings, its configuration and
 // its pod; it does not wait.
-func (s allocatorScheduler) start(ctx context.Context) error {
-	c := env.Client
-	cluster, err := clusterScheduler(ctx)
+func (s allocatorScheduler) start(ctx context.Context, e *testenv.Env) error {
+	c := e.Client
+	cluster, err := clusterScheduler(ctx, e)
 	if err != nil {
 		return err
 	}
 	own := cluster.Spec.Containers[0]
-	command, err := s.command(own.Command, env.Rel.MovableGates())
+	command, err := s.command(own.Command, e.Rel.MovableGates())
 	if err != nil {
 		return err
 	}
@@ -270,8 +271,9 @@ func (s allocatorScheduler) bindingName(role string) string {
 // awaitReady waits until its pod is ready (its secure port answers).
 func (s allocatorScheduler) awaitReady(ctx context.Context) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	gomega.Eventually(ctx, func(ctx context.Context) (string, error) {
-		p, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, s.name(), metav1.GetOptions{})
+		p, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).Get(ctx, s.name(), metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -285,8 +287,8 @@ func (s allocatorScheduler) awaitReady(ctx context.Context) {
 }
 
 // stop ends its process (removePod) and deletes what else start made.
-func (s allocatorScheduler) stop(ctx context.Context) error {
-	c, name := env.Client, s.name()
+func (s allocatorScheduler) stop(ctx context.Context, e *testenv.Env) error {
+	c, name := e.Client, s.name()
 	var errs []string
 	keep := func(err error) {
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -295,7 +297,7 @@ func (s allocatorScheduler) stop(ctx context.Context) error {
 	}
 	// The process first, so that it never runs without its roles; all of
 	// it gone before the cluster is, so that a kept cluster is left as found.
-	keep(s.removePod(ctx))
+	keep(s.removePod(ctx, e))
 	keep(c.CoreV1().ConfigMaps(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	keep(c.RbacV1().RoleBindings(schedulerSystemNamespace).Delete(ctx, name, metav1.DeleteOptions{}))
 	for _, role := range schedulerRoles {
@@ -311,8 +313,8 @@ func (s allocatorScheduler) stop(ctx context.Context) error {
 // removePod deletes its pod (1 s grace period) and returns once the pod is
 // gone, not only terminating: the process has ended, and a pod of the same
 // name can be created.
-func (s allocatorScheduler) removePod(ctx context.Context) error {
-	pods, name := env.Client.CoreV1().Pods(schedulerSystemNamespace), s.name()
+func (s allocatorScheduler) removePod(ctx context.Context, e *testenv.Env) error {
+	pods, name := e.Client.CoreV1().Pods(schedulerSystemNamespace), s.name()
 	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -329,12 +331,13 @@ func (s allocatorScheduler) removePod(ctx context.Context) error {
 // after it is ready, and its report row name s's allocator and set.
 func underScheduler(ctx context.Context, s allocatorScheduler) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	s.awaitReady(ctx)
 	specScheduler = s.name()
-	env.SetFeatureSet(s.set)
+	e.SetFeatureSet(s.set)
 	ginkgo.DeferCleanup(func() {
 		specScheduler = ""
-		env.SetFeatureSet(env.Rel.DefaultFeatures())
+		e.SetFeatureSet(e.Rel.DefaultFeatures())
 	})
 	reportAllocator(s.allocator, s.set)
 }

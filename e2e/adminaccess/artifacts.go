@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 )
 
 func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }
@@ -77,13 +79,14 @@ func eventLine(e corev1.Event) string {
 // time and the driver's logs, and marks the run failed so the cluster's logs
 // are kept.
 func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
+	e := envOf(ctx)
 	dir := failureDir(report)
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(failureMarker(), []byte(report.FullText()+"\n"), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var events []string
-	if list, err := env.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
+	if list, err := e.Client.CoreV1().Events("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, e := range list.Items {
 			if e.LastTimestamp.Time.After(report.StartTime.Add(-time.Minute)) || e.EventTime.Time.After(report.StartTime.Add(-time.Minute)) {
 				events = append(events, eventLine(e))
@@ -92,23 +95,27 @@ func saveFailureArtifacts(ctx context.Context, report ginkgo.SpecReport) {
 	}
 	sort.Strings(events)
 	os.WriteFile(filepath.Join(dir, "events.txt"), []byte(strings.Join(events, "\n")+"\n"), 0o644)
-	saveDriverLogs(ctx, filepath.Join(dir, "testdriver.log"))
+	saveDriverLogsOf(ctx, e, filepath.Join(dir, "testdriver.log"))
 }
 
-// saveDriverLogs writes every driver pod's log into one file; a driver of
+// saveDriverLogs is saveDriverLogsOf for the suite's teardown, which has
+// the process's environment, not a spec's context.
+func saveDriverLogs(ctx context.Context, path string) { saveDriverLogsOf(ctx, env, path) }
+
+// saveDriverLogsOf writes every driver pod's log into one file; a driver of
 // the user's own has a file per pod beside it (saveVendorDriverLogs).
-func saveDriverLogs(ctx context.Context, path string) {
-	if env.Vendor != nil {
-		saveVendorDriverLogs(ctx, filepath.Dir(path))
+func saveDriverLogsOf(ctx context.Context, e *testenv.Env, path string) {
+	if e.Vendor != nil {
+		saveVendorDriverLogs(ctx, e, filepath.Dir(path))
 		return
 	}
-	pods, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{})
+	pods, err := e.Client.CoreV1().Pods(e.Driver.Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
 	}
 	var out strings.Builder
 	for _, p := range pods.Items {
-		raw, err := env.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		raw, err := e.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 		fmt.Fprintf(&out, "===== %s on %s (err: %v)\n%s\n", p.Name, p.Spec.NodeName, err, raw)
 	}
 	os.WriteFile(path, []byte(out.String()), 0o644)
@@ -119,24 +126,24 @@ func saveDriverLogs(ctx context.Context, path string) {
 // driver-<pod>.log under dir; the pods are found as set-up found them, so
 // a pod that replaced one during the run is there too. Where none is
 // found, driver-pods.txt says so.
-func saveVendorDriverLogs(ctx context.Context, dir string) {
+func saveVendorDriverLogs(ctx context.Context, e *testenv.Env, dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	pods, _, err := env.Vendor.Pods(ctx, env.Client)
+	pods, _, err := e.Vendor.Pods(ctx, e.Client)
 	if err != nil || len(pods) == 0 {
 		os.WriteFile(filepath.Join(dir, "driver-pods.txt"), []byte(fmt.Sprintf("driver pods not found (give DRIVER_NAMESPACE); error: %v\n", err)), 0o644)
 		return
 	}
 	var since *metav1.Time
-	if !env.Vendor.Started.IsZero() {
-		since = &metav1.Time{Time: env.Vendor.Started}
+	if !e.Vendor.Started.IsZero() {
+		since = &metav1.Time{Time: e.Vendor.Started}
 	}
 	for _, p := range pods {
 		var out strings.Builder
 		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-			raw, err := env.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, SinceTime: since}).DoRaw(ctx)
-			fmt.Fprintf(&out, "===== %s/%s container %s on %s, since %s (err: %v)\n%s\n", p.Namespace, p.Name, c.Name, p.Spec.NodeName, env.Vendor.Started.UTC().Format(time.RFC3339), err, raw)
+			raw, err := e.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, SinceTime: since}).DoRaw(ctx)
+			fmt.Fprintf(&out, "===== %s/%s container %s on %s, since %s (err: %v)\n%s\n", p.Namespace, p.Name, c.Name, p.Spec.NodeName, e.Vendor.Started.UTC().Format(time.RFC3339), err, raw)
 		}
 		os.WriteFile(filepath.Join(dir, "driver-"+unsafeName.ReplaceAllString(p.Name, "_")+".log"), []byte(out.String()), 0o644)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
@@ -21,8 +22,8 @@ import (
 )
 
 // denial is the release's exact Forbidden cause for request 0.
-func denial() gomega.OmegaMatcher {
-	return expect.MatchForbiddenAt(env.Rel.AdminAccessFieldPath(0), env.Rel.AdminAccessDenial())
+func denial(rel release.Release) gomega.OmegaMatcher {
+	return expect.MatchForbiddenAt(rel.AdminAccessFieldPath(0), rel.AdminAccessDenial())
 }
 
 // createAdminObjects tries both kinds of object that can ask for admin access.
@@ -41,14 +42,15 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	f := newAnyDriverFramework("authz")
 
 	it("keeps admin-access claims made before the label was removed working, and denies new ones until it is back", kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		claim, pod, before := runGrantedAdminPod(ctx, b)
 
 		ginkgo.By("the label goes: new admin-access objects are denied, the running pod and its allocation stay")
-		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
+		setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.AdminLabel, nil)
 		claimErr, templateErr := createAdminObjects(ctx, b)
-		gomega.Expect(claimErr).To(denial(), "a new claim after the label is gone")
-		gomega.Expect(templateErr).To(denial())
+		gomega.Expect(claimErr).To(denial(e.Rel), "a new claim after the label is gone")
+		gomega.Expect(templateErr).To(denial(e.Rel))
 		expectUndisturbed(ctx, pod, before)
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
@@ -90,7 +92,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		ginkgo.By("while unlabelled, the scheduler may not newly grant admin access to the same claim: the pod waits with the apiserver's denial")
 		waiting, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		refused := env.Rel.AdminAccessStatusFieldPath(0) + ": Forbidden: " + env.Rel.AdminAccessDenial()
+		refused := e.Rel.AdminAccessStatusFieldPath(0) + ": Forbidden: " + e.Rel.AdminAccessDenial()
 		expectPodEvent(ctx, waiting, allocateTimeout, failedScheduling(refused),
 			"kube-scheduler's status update is authorized like any other")
 		expectStaysUnallocated(ctx, b, "the denied allocation must not be stored", claim.Name)
@@ -107,14 +109,15 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	})
 
 	it("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", kep("admin access only in namespaces labelled by an admin"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		claimErr, templateErr := createAdminObjects(ctx, b)
-		gomega.Expect(claimErr).To(denial(), "ResourceClaim in an unlabelled namespace")
-		gomega.Expect(templateErr).To(denial(), "ResourceClaimTemplate in an unlabelled namespace")
+		gomega.Expect(claimErr).To(denial(e.Rel), "ResourceClaim in an unlabelled namespace")
+		gomega.Expect(templateErr).To(denial(e.Rel), "ResourceClaimTemplate in an unlabelled namespace")
 
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
-		framework.ExpectNoError(err, "ResourceClaim after labelling %s", env.Rel.AdminLabel)
+		framework.ExpectNoError(err, "ResourceClaim after labelling %s", e.Rel.AdminLabel)
 		gomega.Expect(observe.RequestsAdminAccess(claim)).To(gomega.BeTrue(), "the stored claim keeps adminAccess")
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err, "ResourceClaimTemplate after labelling")
@@ -122,7 +125,7 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	})
 
 	it("accepts an explicit adminAccess: false without the admin label, and allocates without admin access", kep("adminAccess unset or false asks for no admin access and needs no label"), func(ctx context.Context) {
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.NoAdminAccess()))
 		framework.ExpectNoError(err, "a ResourceClaim with adminAccess: false in an unlabelled namespace")
 		gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"false"}), "claim %s's requests[].adminAccess as stored", claim.Name)
@@ -143,54 +146,59 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 
 	for _, value := range []string{"True", "yes", "1", ""} {
 		it(fmt.Sprintf("does not authorize with the label value %q (only exactly \"true\" does)", value), kep("only the exact label value \"true\" authorizes"), func(ctx context.Context) {
-			setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, str(value))
-			claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
-			gomega.Expect(claimErr).To(denial())
-			gomega.Expect(templateErr).To(denial())
+			e := envOf(ctx)
+			setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.AdminLabel, str(value))
+			claimErr, templateErr := createAdminObjects(ctx, newBuilder(ctx, f))
+			gomega.Expect(claimErr).To(denial(e.Rel))
+			gomega.Expect(templateErr).To(denial(e.Rel))
 		})
 	}
 
 	it("does not authorize with the other release's label key alone", kep("the label key of the release authorizes (1.34 renamed it)"), func(ctx context.Context) {
+		e := envOf(ctx)
 		// 1.33 honours resource.k8s.io/admin-access; 1.34 renamed it to
 		// resource.kubernetes.io/admin-access and stopped honouring the old one.
-		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.StaleLabel, str("true"))
-		claimErr, templateErr := createAdminObjects(ctx, newBuilder(f))
-		gomega.Expect(claimErr).To(denial(), "only %s authorizes on %s", env.Rel.AdminLabel, env.Rel.Minor)
-		gomega.Expect(templateErr).To(denial())
+		setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.StaleLabel, str("true"))
+		claimErr, templateErr := createAdminObjects(ctx, newBuilder(ctx, f))
+		gomega.Expect(claimErr).To(denial(e.Rel), "only %s authorizes on %s", e.Rel.AdminLabel, e.Rel.Minor)
+		gomega.Expect(templateErr).To(denial(e.Rel))
 	})
 
 	it("gives a namespace admin who cannot change namespaces neither the label nor admin access", kep("users who cannot label namespaces cannot obtain admin access"), func(ctx context.Context) {
+		e := envOf(ctx)
 		user := namespaceAdmin(ctx, f)
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{env.Rel.AdminLabel: "true"}}})
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{e.Rel.AdminLabel: "true"}}})
 		_, err := user.Client.CoreV1().Namespaces().Patch(ctx, f.Namespace.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "labelling the namespace must be forbidden to the user, got %v", err)
 		claimErr, templateErr := createAdminObjects(ctx, user)
-		gomega.Expect(claimErr).To(denial())
-		gomega.Expect(templateErr).To(denial())
+		gomega.Expect(claimErr).To(denial(e.Rel))
+		gomega.Expect(templateErr).To(denial(e.Rel))
 		// The same user may still make ordinary claims: the denial is about admin access.
 		_, err = user.CreateClaim(ctx, user.Claim())
 		framework.ExpectNoError(err, "an ordinary claim by the namespace admin")
 	})
 
 	it("denies a status update that newly grants adminAccess in a namespace without the label", kep("status updates granting admin access are authorized like creates"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
 		node := nodes.Items[0].Name
 		err = patchAllocation(ctx, claim, map[string]any{
-			"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": node, "device": contract.DeviceName(0), "adminAccess": true})
-		gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial()))
+			"request": builder.RequestName, "driver": e.Driver.DriverName, "pool": node, "device": contract.DeviceName(0), "adminAccess": true})
+		gomega.Expect(err).To(expect.MatchForbiddenAt(e.Rel.AdminAccessStatusFieldPath(0), e.Rel.AdminAccessDenial()))
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
 	})
 
 	it("checks every request of a claim, each at its own field path", kep("admin access only in namespaces labelled by an admin, for every request of a claim or template"), func(ctx context.Context) {
+		e := envOf(ctx)
 		// Its requests aim at devices by the bundled driver's index attribute.
 		requireBundledDriver(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		// The admin request aims at device 0, which it may share; the ordinary
 		// one keeps off it, so the spec never waits for a device another
 		// spec holds, and the two requests never land on one device.
@@ -206,12 +214,12 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			{"ordinary, admin, admin", [][]builder.RequestOption{ordinary, admin, admin}, 1},
 		}
 		for _, shape := range shapes {
-			path := env.Rel.AdminAccessFieldPath(shape.deniedAt)
+			path := e.Rel.AdminAccessFieldPath(shape.deniedAt)
 			_, err := b.CreateClaim(ctx, b.ClaimOf(shape.requests...))
-			gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()), "ResourceClaim with requests %s", shape.name)
+			gomega.Expect(err).To(expect.MatchForbiddenAt(path, e.Rel.AdminAccessDenial()), "ResourceClaim with requests %s", shape.name)
 			gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}), "one cause, at the first admin request (%s)", shape.name)
 			_, err = b.CreateTemplate(ctx, b.TemplateOf(shape.requests...))
-			gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()), "ResourceClaimTemplate with requests %s", shape.name)
+			gomega.Expect(err).To(expect.MatchForbiddenAt(path, e.Rel.AdminAccessDenial()), "ResourceClaimTemplate with requests %s", shape.name)
 			gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}), "template: one cause (%s)", shape.name)
 		}
 
@@ -238,17 +246,18 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	})
 
 	it("denies a status update whose second result grants adminAccess, at results[1]", kep("status updates granting admin access are authorized like creates, for every result"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		claim, err := b.CreateClaim(ctx, b.ClaimOf(builder.Request(), builder.Request()))
 		framework.ExpectNoError(err)
 		node := anyWorker(ctx)
 		result := func(i int, admin bool) map[string]any {
-			return map[string]any{"request": builder.RequestNameAt(i), "driver": env.Driver.DriverName, "pool": node,
+			return map[string]any{"request": builder.RequestNameAt(i), "driver": e.Driver.DriverName, "pool": node,
 				"device": contract.DeviceName(i), "adminAccess": admin}
 		}
 		err = patchAllocation(ctx, claim, result(0, false), result(1, true))
-		path := env.Rel.AdminAccessStatusFieldPath(1)
-		gomega.Expect(err).To(expect.MatchForbiddenAt(path, env.Rel.AdminAccessDenial()))
+		path := e.Rel.AdminAccessStatusFieldPath(1)
+		gomega.Expect(err).To(expect.MatchForbiddenAt(path, e.Rel.AdminAccessDenial()))
 		gomega.Expect(expect.CauseFields(err)).To(gomega.Equal([]string{path}))
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
@@ -256,9 +265,10 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 	})
 
 	it(fmt.Sprintf("denies every one of at least %d unauthorized attempts", sloAttempts), kep("SLO: 100% of unauthorized attempts are denied"), func(ctx context.Context) {
+		e := envOf(ctx)
 		second := createNamespace(ctx, f, "authz-sweep")
 		users := map[string]func(ns string) *builder.Builder{
-			"cluster-admin": func(ns string) *builder.Builder { b := newBuilder(f); b.Namespace = ns; return b },
+			"cluster-admin": func(ns string) *builder.Builder { b := newBuilder(ctx, f); b.Namespace = ns; return b },
 		}
 		nsAdmin := namespaceAdmin(ctx, f)
 		users["namespace-admin"] = func(ns string) *builder.Builder {
@@ -272,9 +282,9 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			key   string
 			value *string
 		}{
-			{env.Rel.AdminLabel, nil}, {env.Rel.AdminLabel, str("True")}, {env.Rel.AdminLabel, str("TRUE")},
-			{env.Rel.AdminLabel, str("yes")}, {env.Rel.AdminLabel, str("1")}, {env.Rel.AdminLabel, str("")},
-			{env.Rel.AdminLabel, str("false")}, {env.Rel.AdminLabel, str("t")}, {env.Rel.StaleLabel, str("true")},
+			{e.Rel.AdminLabel, nil}, {e.Rel.AdminLabel, str("True")}, {e.Rel.AdminLabel, str("TRUE")},
+			{e.Rel.AdminLabel, str("yes")}, {e.Rel.AdminLabel, str("1")}, {e.Rel.AdminLabel, str("")},
+			{e.Rel.AdminLabel, str("false")}, {e.Rel.AdminLabel, str("t")}, {e.Rel.StaleLabel, str("true")},
 		}
 		shapes := map[string][]builder.RequestOption{
 			"one device":  {builder.AdminAccess()},
@@ -285,9 +295,9 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		// A status update that newly grants admin access, as kube-scheduler
 		// writes one, is tried in every label state too (as cluster-admin:
 		// the namespace admin may not write claim status at all).
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		framework.ExpectNoError(err)
-		grant := map[string]any{"request": builder.RequestName, "driver": env.Driver.DriverName, "pool": nodes.Items[0].Name,
+		grant := map[string]any{"request": builder.RequestName, "driver": e.Driver.DriverName, "pool": nodes.Items[0].Name,
 			"device": contract.DeviceName(0), "adminAccess": true}
 		statusClaims := map[string]*resourceapi.ResourceClaim{}
 		for _, ns := range []string{f.Namespace.Name, second} {
@@ -311,12 +321,12 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			}
 			notDenied = append(notDenied, fmt.Sprintf("%s: %v", what, err))
 		}
-		statusDenial := expect.MatchForbiddenAt(env.Rel.AdminAccessStatusFieldPath(0), env.Rel.AdminAccessDenial())
+		statusDenial := expect.MatchForbiddenAt(e.Rel.AdminAccessStatusFieldPath(0), e.Rel.AdminAccessDenial())
 		for _, ns := range []string{f.Namespace.Name, second} {
 			for _, state := range labelStates {
 				// Each state alone: clear both keys, then set the one under test.
-				setNamespaceLabel(ctx, ns, env.Rel.AdminLabel, nil)
-				setNamespaceLabel(ctx, ns, env.Rel.StaleLabel, nil)
+				setNamespaceLabel(ctx, ns, e.Rel.AdminLabel, nil)
+				setNamespaceLabel(ctx, ns, e.Rel.StaleLabel, nil)
 				if state.value != nil {
 					setNamespaceLabel(ctx, ns, state.key, state.value)
 				}
@@ -330,16 +340,16 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 					for shapeName, opts := range shapes {
 						what := fmt.Sprintf("%s in %s with %s=%v as %s", shapeName, ns, state.key, ptrString(state.value), userName)
 						_, err := b.CreateClaim(ctx, b.Claim(opts...))
-						try("claim, "+what, err, denial())
+						try("claim, "+what, err, denial(e.Rel))
 						_, err = b.CreateTemplate(ctx, b.Template(opts...))
-						try("template, "+what, err, denial())
+						try("template, "+what, err, denial(e.Rel))
 					}
 				}
 			}
 		}
 		ginkgo.AddReportEntry("unauthorized attempts denied", fmt.Sprintf("%d of %d", denied, attempted))
 		framework.Logf("%d of %d unauthorized admin-access attempts were denied with the exact error", denied, attempted)
-		gomega.Expect(notDenied).To(gomega.BeEmpty(), "%d of %d unauthorized attempts were not denied with %s at its field path; the first: %v", len(notDenied), attempted, env.Rel.AdminAccessDenial(), notDenied[:min(len(notDenied), 5)])
+		gomega.Expect(notDenied).To(gomega.BeEmpty(), "%d of %d unauthorized attempts were not denied with %s at its field path; the first: %v", len(notDenied), attempted, e.Rel.AdminAccessDenial(), notDenied[:min(len(notDenied), 5)])
 		gomega.Expect(denied).To(gomega.Equal(attempted), "denied of attempted")
 		gomega.Expect(attempted).To(gomega.BeNumerically(">=", sloAttempts), "the SLO is measured over at least %d attempts", sloAttempts)
 		for ns, c := range statusClaims {

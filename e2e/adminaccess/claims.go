@@ -99,8 +99,8 @@ func resultsByRequest(c *resourceapi.ResourceClaim) map[string]bool {
 }
 
 // resourceGVR is a resource.k8s.io resource at the version the cluster serves.
-func resourceGVR(resource string) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: resource}
+func resourceGVR(version string, resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "resource.k8s.io", Version: version, Resource: resource}
 }
 
 // claimsIn lists the claims of b's namespace, with b's client.
@@ -116,9 +116,10 @@ func claimsIn(ctx context.Context, b *builder.Builder) []resourceapi.ResourceCla
 // every served version, so it needs no conversion (the converting client's
 // UpdateStatus cannot write v1beta2 in k8s.io/dynamic-resource-allocation v0.35).
 func patchAllocation(ctx context.Context, claim *resourceapi.ResourceClaim, results ...map[string]any) error {
+	e := envOf(ctx)
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"allocation": map[string]any{
 		"devices": map[string]any{"results": results}}}})
-	_, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(claim.Namespace).
+	_, err := e.Dynamic.Resource(resourceGVR(e.ResourceAPI, "resourceclaims")).Namespace(claim.Namespace).
 		Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }

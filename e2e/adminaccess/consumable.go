@@ -152,6 +152,7 @@ func adminConsumesNoCapacity(ctx context.Context, f *framework.Framework, shared
 // allocated under every release and allocator, declared or not, and the
 // verdict of this spec is the same everywhere.
 func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework, shared *featureDriver, seen func(context.Context)) {
+	e := envOf(ctx)
 	b := shared.builder(ctx, f)
 	node := anyWorker(ctx)
 	device := []string{poolDevice(node, contract.SharedDevice)}
@@ -211,7 +212,7 @@ func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework
 	// fails here.
 	expectUnschedulable(ctx, b, fmt.Sprintf("claim %s for 2Gi must stay unallocated while %s holds 3Gi of %s: releasing the admin-access share gives back nothing",
 		more.Name, held.Name, contract.SharedTotal), waitingPod{waiting, more.Name})
-	if nodesReachable() {
+	if nodesReachable(e) {
 		// The only reason to refuse: the capacity the holder uses, not the
 		// device in use or a selector.
 		expectAllocatorLogged(ctx, waiting, device[0], release.CauseCapacity, "the holder's 3Gi leaves too little for 2Gi")
@@ -234,7 +235,8 @@ func adminShareReleasedGivesBackNone(ctx context.Context, f *framework.Framework
 // results share the driver's device (pool/device), each as "namespace/name:
 // share of <amount>".
 func ordinarySharesOf(ctx context.Context, driver, device string) ([]string, error) {
-	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -34,17 +34,18 @@ import (
 // selector), with the lines it logged for the pod.
 func allocatedOrKnownDefect(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName, device string, c release.DefectCase, free func(context.Context), seen func(context.Context)) *resourceapi.ResourceClaim {
 	ginkgo.GinkgoHelper()
-	allocator := env.Allocator()
-	defect, declared := env.Rel.KnownDefect(c, allocator)
+	e := envOf(ctx)
+	allocator := e.Allocator()
+	defect, declared := e.Rel.KnownDefect(c, allocator)
 	claim, refused := allocatedOrRefused(ctx, b, pod, claimName)
 	switch {
 	case claim != nil && declared:
-		framework.Failf("%s; claim %s was allocated: %v", defect.NotReproduced(env.Rel.Minor, allocator), claimName, claim.Status.Allocation.Devices.Results)
+		framework.Failf("%s; claim %s was allocated: %v", defect.NotReproduced(e.Rel.Minor, allocator), claimName, claim.Status.Allocation.Devices.Results)
 	case claim != nil:
 		return claim
 	case !declared:
 		framework.Failf("claim %s should be allocated (no upstream defect is declared for Kubernetes %s with the %s allocator), but kube-scheduler refused pod %s: %s; %s",
-			claimName, env.Rel.Minor, allocator, pod.Name, refused, allocatorSaid(ctx, pod))
+			claimName, e.Rel.Minor, allocator, pod.Name, refused, allocatorSaid(ctx, pod))
 	}
 
 	// The defect as declared: the refusal is for its cause, on the device
@@ -109,9 +110,10 @@ func allocatedOrRefused(ctx context.Context, b *builder.Builder, pod *corev1.Pod
 // device, less the selector's own (a CEL result, a device of another class
 // not selectable), each reason once, the last twelve.
 func allocatorSaid(ctx context.Context, pod *corev1.Pod) string {
+	e := envOf(ctx)
 	// Only for a failure's message: where kube-scheduler's log is out of
 	// reach, the message must still say the failure, not that the log is.
-	if !nodesReachable() {
+	if !nodesReachable(e) {
 		return "kube-scheduler's log is out of reach of this run"
 	}
 	lines := allocatorLinesFor(ctx, pod)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -38,9 +39,9 @@ func inSlot(k int) {
 }
 
 // deviceClass is the class the running spec's claims use.
-func deviceClass() string {
-	if env.Vendor != nil {
-		return env.Driver.DeviceClass
+func deviceClass(e *testenv.Env) string {
+	if e.Vendor != nil {
+		return e.Driver.DeviceClass
 	}
-	return contract.SlotClass(env.Driver.DeviceClass, specSlot)
+	return contract.SlotClass(e.Driver.DeviceClass, specSlot)
 }

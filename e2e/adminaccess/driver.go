@@ -17,13 +17,14 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
 // cdiFiles lists the driver's CDI spec files on a node.
-func cdiFiles(nodeName string) ([]string, error) {
-	nodes, err := env.Cluster.Nodes()
+func cdiFiles(e *testenv.Env, nodeName string) ([]string, error) {
+	nodes, err := e.Cluster.Nodes()
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func cdiFiles(nodeName string) ([]string, error) {
 		}
 		var files []string
 		for _, f := range strings.Fields(out.String()) {
-			if strings.HasPrefix(f, env.Driver.DriverName) {
+			if strings.HasPrefix(f, e.Driver.DriverName) {
 				files = append(files, f)
 			}
 		}
@@ -61,7 +62,8 @@ func runOrdinaryPod(ctx context.Context, b *builder.Builder) (*resourceapi.Resou
 
 func podNode(ctx context.Context, pod *corev1.Pod) string {
 	ginkgo.GinkgoHelper()
-	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	e := envOf(ctx)
+	p, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	return p.Spec.NodeName
 }
@@ -70,11 +72,12 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 	f := newFramework("driver")
 
 	it("publishes its devices on every node", kep("drivers publish devices in ResourceSlices (KEP-4381)"), func(ctx context.Context) {
-		framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, time.Minute))
+		e := envOf(ctx)
+		framework.ExpectNoError(deploy.WaitPublished(ctx, e.Client, e.Dynamic, e.Driver, e.ResourceAPI, time.Minute))
 	})
 
 	it("gives a pod with an ordinary claim its device variables and DRA_ADMIN_ACCESS=false", kep("ordinary claims get exclusive devices, adminAccess false"), func(ctx context.Context) {
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		claim, err := b.CreateClaim(ctx, b.Claim())
 		framework.ExpectNoError(err)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
@@ -89,25 +92,27 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 	})
 
 	it("unprepares claims and removes their CDI files when the pods go", kep("drivers prepare and unprepare allocated claims"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireNodeAccess(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
-		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
-		files, err := cdiFiles(node)
+		want := fmt.Sprintf("%s-%s.json", e.Driver.DriverName, claim.UID)
+		files, err := cdiFiles(e, node)
 		framework.ExpectNoError(err)
 		gomega.Expect(files).To(gomega.ContainElement(want), "CDI spec of the prepared claim")
 		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(e, node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
 	it("loses nothing when its pod restarts while a claim is prepared", kep("driver restarts do not lose prepared claims"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireNodeAccess(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		claim, pod, node := runOrdinaryPod(ctx, b)
 		before := snapshot(ctx, pod)
 
 		ginkgo.By("deleting the driver pod on " + node + " and letting the DaemonSet replace it")
-		drivers, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+		drivers, err := e.Client.CoreV1().Pods(e.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 		framework.ExpectNoError(err)
 		gomega.Expect(drivers.Items).To(gomega.HaveLen(1))
 		old := drivers.Items[0]
@@ -117,9 +122,9 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		// break after it (until the watcher's MoveTimeout).
 		moved := sync.OnceFunc(announceMove("the driver's pod on " + node + " deleted by a spec"))
 		defer moved()
-		framework.ExpectNoError(env.Client.CoreV1().Pods(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{}))
+		framework.ExpectNoError(e.Client.CoreV1().Pods(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{}))
 		gomega.Eventually(ctx, func(ctx context.Context) error {
-			list, err := env.Client.CoreV1().Pods(env.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+			list, err := e.Client.CoreV1().Pods(e.Driver.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 			if err != nil {
 				return err
 			}
@@ -134,16 +139,16 @@ var _ = framework.Describe("The bundled test driver", ginkgo.Label("driver"), fu
 		expectUndisturbed(ctx, pod, before)
 
 		ginkgo.By("deleting the workload: the new driver process unprepares what the old one prepared")
-		want := fmt.Sprintf("%s-%s.json", env.Driver.DriverName, claim.UID)
-		files, err := cdiFiles(node)
+		want := fmt.Sprintf("%s-%s.json", e.Driver.DriverName, claim.UID)
+		files, err := cdiFiles(e, node)
 		framework.ExpectNoError(err)
 		gomega.Expect(files).To(gomega.ContainElement(want))
 		framework.ExpectNoError(b.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
-		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
+		gomega.Eventually(ctx, func() ([]string, error) { return cdiFiles(e, node) }).WithTimeout(podStartTimeout).ShouldNot(gomega.ContainElement(want))
 	})
 
 	it("fails only the claim whose opaque configuration is malformed, and says why in the pod's events", kep("driver configuration errors are reported per claim"), func(ctx context.Context) {
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		bad, err := b.CreateClaim(ctx, b.ClaimWithConfig(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","colour":"red"}`))
 		framework.ExpectNoError(err)
 		good, err := b.CreateClaim(ctx, b.ClaimWithConfig(fmt.Sprintf(`{"apiVersion":"testdriver.e2e/v1","kind":"DeviceConfig","env":{"%sMODE":"fast"}}`, contract.EnvPrefix)))

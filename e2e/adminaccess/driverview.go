@@ -16,6 +16,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -40,11 +41,12 @@ func requireBundledDriver(ctx context.Context) {
 // (observe.AdminCheckEnv).
 func expectAdminAccessSeen(ctx context.Context, pod *corev1.Pod, container string, vars map[string]string, admin bool, what string) {
 	ginkgo.GinkgoHelper()
-	if env.Vendor == nil {
+	e := envOf(ctx)
+	if e.Vendor == nil {
 		gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, strconv.FormatBool(admin)), what)
 		return
 	}
-	if !admin || env.Vendor.AdminCheck == "" {
+	if !admin || e.Vendor.AdminCheck == "" {
 		return
 	}
 	given := adminDevicesGiven(ctx, pod, container)
@@ -54,8 +56,8 @@ func expectAdminAccessSeen(ctx context.Context, pod *corev1.Pod, container strin
 		names = append(names, d.Pool+"/"+d.Name)
 	}
 	framework.Logf("ADMIN_CHECK in pod %s, container %s, given %s of driver %s (claim %s)", pod.Name, container, strings.Join(names, ", "), given[0].Driver, given[0].Claim)
-	command := observe.WithEnv(observe.AdminCheckEnv(given), env.Vendor.AdminCheck)
-	out, err := observe.Exec(ctx, env.Config, env.Client, pod.Namespace, pod.Name, container, command)
+	command := observe.WithEnv(observe.AdminCheckEnv(given), e.Vendor.AdminCheck)
+	out, err := observe.Exec(ctx, e.Config, e.Client, pod.Namespace, pod.Name, container, command)
 	framework.ExpectNoError(err, "ADMIN_CHECK in a container given admin access to %s (%s)", strings.Join(names, ", "), what)
 	framework.Logf("ADMIN_CHECK in pod %s, container %s: %s", pod.Name, container, out)
 }
@@ -67,7 +69,8 @@ func expectAdminAccessSeen(ctx context.Context, pod *corev1.Pod, container strin
 // container names a request, that request's results alone.
 func adminDevicesGiven(ctx context.Context, pod *corev1.Pod, container string) []observe.GivenDevice {
 	ginkgo.GinkgoHelper()
-	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	e := envOf(ctx)
+	p, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	var uses []corev1.ResourceClaim
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
@@ -79,7 +82,7 @@ func adminDevicesGiven(ctx context.Context, pod *corev1.Pod, container string) [
 	for _, use := range uses {
 		name := podClaimByName(p, use.Name)
 		gomega.Expect(name).NotTo(gomega.BeEmpty(), "pod %s: the claim of its entry %s", p.Name, use.Name)
-		claim, err := env.DRA.ResourceClaims(p.Namespace).Get(ctx, name, metav1.GetOptions{})
+		claim, err := e.DRA.ResourceClaims(p.Namespace).Get(ctx, name, metav1.GetOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(claim.Status.Allocation).NotTo(gomega.BeNil(), "claim %s of running pod %s is allocated", name, p.Name)
 		for _, r := range claim.Status.Allocation.Devices.Results {
@@ -87,7 +90,7 @@ func adminDevicesGiven(ctx context.Context, pod *corev1.Pod, container string) [
 			if r.AdminAccess == nil || !*r.AdminAccess || use.Request != "" && use.Request != base && use.Request != r.Request {
 				continue
 			}
-			d, _ := env.Vendor.Device(r.Driver, r.Pool, r.Device)
+			d, _ := e.Vendor.Device(r.Driver, r.Pool, r.Device)
 			out = append(out, observe.GivenDevice{Driver: r.Driver, Pool: r.Pool, Name: r.Device, Claim: claim.Name, Request: r.Request, Attributes: d.Attributes})
 		}
 	}
@@ -114,9 +117,9 @@ func podClaimByName(p *corev1.Pod, entry string) string {
 // expectDevicesSeen checks that the bundled workload was given every device
 // of the claim's allocation (its variable names the claim); a driver of the
 // user's own promises no such variable.
-func expectDevicesSeen(vars map[string]string, claim *resourceapi.ResourceClaim) {
+func expectDevicesSeen(e *testenv.Env, vars map[string]string, claim *resourceapi.ResourceClaim) {
 	ginkgo.GinkgoHelper()
-	if env.Vendor != nil {
+	if e.Vendor != nil {
 		return
 	}
 	for _, r := range claim.Status.Allocation.Devices.Results {
@@ -131,10 +134,11 @@ func expectDevicesSeen(vars map[string]string, claim *resourceapi.ResourceClaim)
 // has any).
 func devicesNode(ctx context.Context) string {
 	ginkgo.GinkgoHelper()
-	if env.Vendor == nil {
+	e := envOf(ctx)
+	if e.Vendor == nil {
 		return anyWorker(ctx)
 	}
-	nodes, ws := env.Vendor.FreeNodes(), workers(ctx)
+	nodes, ws := e.Vendor.FreeNodes(), workers(ctx)
 	for _, n := range nodes {
 		if slices.Contains(ws, n) {
 			return n
@@ -144,11 +148,11 @@ func devicesNode(ctx context.Context) string {
 }
 
 // devicesOn is how many devices of the class a node has.
-func devicesOn(node string) int {
-	if env.Vendor == nil {
-		return env.Driver.Devices
+func devicesOn(e *testenv.Env, node string) int {
+	if e.Vendor == nil {
+		return e.Driver.Devices
 	}
-	return len(env.Vendor.Devices[node])
+	return len(e.Vendor.Devices[node])
 }
 
 // deviceNodes are the nodes with devices of the class: every node with the
@@ -158,8 +162,9 @@ func devicesOn(node string) int {
 // affinity), so a node whose devices others hold is left out, not failed.
 func deviceNodes(ctx context.Context) []string {
 	ginkgo.GinkgoHelper()
-	if env.Vendor != nil {
-		nodes := env.Vendor.FreeNodes()
+	e := envOf(ctx)
+	if e.Vendor != nil {
+		nodes := e.Vendor.FreeNodes()
 		sort.Strings(nodes)
 		return nodes
 	}

@@ -57,6 +57,7 @@ var extendedMetricPromises = []featurePromise{
 }
 
 func extendedBesideAdmin(ctx context.Context, f *framework.Framework, ext *featureDriver, seen func(context.Context)) {
+	e := envOf(ctx)
 	b := ext.builder(ctx, f)
 	node := anyWorker(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
@@ -67,7 +68,7 @@ func extendedBesideAdmin(ctx context.Context, f *framework.Framework, ext *featu
 	ginkgo.By("a pod asks for all of them as the class's extended resource")
 	name := corev1.ResourceName(resourceapi.ResourceDeviceClassPrefix + ext.opts.DeviceClass)
 	pod, vars := runAsking(ctx, b, node, name, ext.opts.Published())
-	defect, declared := env.Rel.KnownDefect(release.DefectImplicitExtendedResourceIgnored, env.Allocator())
+	defect, declared := e.Rel.KnownDefect(release.DefectImplicitExtendedResourceIgnored, e.Allocator())
 	if declared {
 		name = implicitNameIgnored(ctx, ext.opts.DeviceClass, pod, vars, defect)
 		ginkgo.By("a pod asks for all of them as the class's explicit extended resource " + string(name))
@@ -75,7 +76,7 @@ func extendedBesideAdmin(ctx context.Context, f *framework.Framework, ext *featu
 	}
 	gomega.Expect(vars).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "false"))
 
-	running, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	running, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(running.Status.ExtendedResourceClaimStatus).NotTo(gomega.BeNil(), "status.extendedResourceClaimStatus of pod %s names the claim kube-scheduler made", pod.Name)
 	claim, err := b.GetClaim(ctx, running.Status.ExtendedResourceClaimStatus.ResourceClaimName)
@@ -121,10 +122,11 @@ func runAsking(ctx context.Context, b *builder.Builder, node string, name corev1
 // through; that name is returned.
 func implicitNameIgnored(ctx context.Context, class string, pod *corev1.Pod, vars map[string]string, defect release.Defect) corev1.ResourceName {
 	ginkgo.GinkgoHelper()
-	running, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	e := envOf(ctx)
+	running, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	if s := running.Status.ExtendedResourceClaimStatus; s != nil {
-		framework.Failf("%s; pod %s got claim %s for %s%s", defect.NotReproduced(env.Rel.Minor, env.Allocator()), pod.Name, s.ResourceClaimName, resourceapi.ResourceDeviceClassPrefix, class)
+		framework.Failf("%s; pod %s got claim %s for %s%s", defect.NotReproduced(e.Rel.Minor, e.Allocator()), pod.Name, s.ResourceClaimName, resourceapi.ResourceDeviceClassPrefix, class)
 	}
 	gomega.Expect(vars).NotTo(gomega.HaveKey(contract.AdminAccessEnv), "pod %s has no claim, so no device of the driver's", pod.Name)
 	framework.Logf("%s: pod %s asked for %s%s and runs with %s", defect.Issue, pod.Name, resourceapi.ResourceDeviceClassPrefix, class, release.CauseNoExtendedClaim)
@@ -136,16 +138,17 @@ func implicitNameIgnored(ctx context.Context, class string, pod *corev1.Pod, var
 // and returns it.
 func explicitExtendedName(ctx context.Context, class string) corev1.ResourceName {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	// Named after the class, which is a driver's name: unique among the
 	// run's classes, and within the 63 characters of a name's part.
 	explicit := "e2e.kep5018.io/" + class
 	framework.ExpectNoError(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := env.DRA.DeviceClasses().Get(ctx, class, metav1.GetOptions{})
+		c, err := e.DRA.DeviceClasses().Get(ctx, class, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		c.Spec.ExtendedResourceName = &explicit
-		_, err = env.DRA.DeviceClasses().Update(ctx, c, metav1.UpdateOptions{})
+		_, err = e.DRA.DeviceClasses().Update(ctx, c, metav1.UpdateOptions{})
 		return err
 	}), "giving class %s the explicit extended resource name %s", class, explicit)
 	return corev1.ResourceName(explicit)
@@ -169,8 +172,9 @@ func explicitExtendedName(ctx context.Context, class string) corev1.ResourceName
 // compared whole. kube-scheduler's counter is its process's own, and only
 // this group makes extended-resource claims through it.
 func extendedClaimCounted(ctx context.Context, f *framework.Framework, ext *featureDriver, _ func(context.Context)) {
+	e := envOf(ctx)
 	b := ext.builder(ctx, f)
-	m := env.Rel.Metrics
+	m := e.Rel.Metrics
 	s := newScraper(ctx, f, metrics.ControllerManager, metrics.Scheduler)
 	node := anyWorker(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
@@ -187,13 +191,13 @@ func extendedClaimCounted(ctx context.Context, f *framework.Framework, ext *feat
 		framework.ExpectNoError(err)
 	}
 	name := corev1.ResourceName(resourceapi.ResourceDeviceClassPrefix + ext.opts.DeviceClass)
-	if _, declared := env.Rel.KnownDefect(release.DefectImplicitExtendedResourceIgnored, env.Allocator()); declared {
+	if _, declared := e.Rel.KnownDefect(release.DefectImplicitExtendedResourceIgnored, e.Allocator()); declared {
 		// The group's other spec shows the defect; this one needs the claim.
 		name = explicitExtendedName(ctx, ext.opts.DeviceClass)
 	}
 	ginkgo.By("a pod asks for all of them as the extended resource " + string(name))
 	pod, _ := runAsking(ctx, b, node, name, ext.opts.Published())
-	running, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	running, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(running.Status.ExtendedResourceClaimStatus).NotTo(gomega.BeNil(), "status.extendedResourceClaimStatus of pod %s names the claim kube-scheduler made", pod.Name)
 	claim, err := b.GetClaim(ctx, running.Status.ExtendedResourceClaimStatus.ResourceClaimName)
@@ -214,7 +218,7 @@ func extendedClaimCounted(ctx context.Context, f *framework.Framework, ext *feat
 		ginkgo.By("kube-scheduler counts the one claim it made in " + m.SchedulerCreates)
 		expectSchedulerCreatedOne(ctx, s, schedBefore)
 	} else {
-		framework.Logf("kube-scheduler of Kubernetes %s counts no claim it makes for extended resources", env.Rel.Minor)
+		framework.Logf("kube-scheduler of Kubernetes %s counts no claim it makes for extended resources", e.Rel.Minor)
 	}
 
 	ginkgo.By("the pod goes, its claim with it, and the gauge stops counting the claim")
@@ -232,7 +236,8 @@ func extendedClaimCounted(ctx context.Context, f *framework.Framework, ext *feat
 // returns that part of the gauge.
 func expectExtendedGauge(ctx context.Context, s *scraper, what string) map[string]float64 {
 	ginkgo.GinkgoHelper()
-	m := env.Rel.Metrics
+	e := envOf(ctx)
+	m := e.Rel.Metrics
 	var got map[string]float64
 	eventuallyScraped(ctx, func(ctx context.Context) error {
 		fams, err := s.controllerManager(ctx)
@@ -242,7 +247,7 @@ func expectExtendedGauge(ctx context.Context, s *scraper, what string) map[strin
 		if !fams.Has(m.ResourceClaims) {
 			return fmt.Errorf("the scrape has no family %s", m.ResourceClaims)
 		}
-		list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+		list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -271,7 +276,8 @@ func expectExtendedGauge(ctx context.Context, s *scraper, what string) map[strin
 // release labels it so, and no failure.
 func expectSchedulerCreatedOne(ctx context.Context, s *scraper, before metrics.Families) {
 	ginkgo.GinkgoHelper()
-	m := env.Rel.Metrics
+	e := envOf(ctx)
+	m := e.Rel.Metrics
 	success := map[string]string{"status": "success"}
 	want := map[string]float64{"success": 1, "failure": 0}
 	if m.SchedulerCreatesLabelled {

@@ -43,7 +43,8 @@ func newFeatureDriver(layout contract.Layout, need release.Need) *featureDriver 
 // FeatureDriverFor), so that they run beside the feature group's.
 func newFeatureDriverFor(layout contract.Layout, need release.Need, owner string) *featureDriver {
 	d := &featureDriver{layout: layout, need: need, owner: owner}
-	ginkgo.AfterAll(func(ctx context.Context) {
+	ginkgo.AfterAll(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
 		if d.opts == nil {
 			return
 		}
@@ -56,8 +57,8 @@ func newFeatureDriverFor(layout contract.Layout, need release.Need, owner string
 		gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
 			return deletePodsUsing(ctx, d.opts.DriverName)
 		}).WithTimeout(podDeleteTimeout).WithPolling(time.Second).Should(gomega.BeEmpty(), "pods holding claims the %s driver allocated, still there after its group", d.layout)
-		framework.ExpectNoError(deploy.Uninstall(ctx, env.Client, env.Dynamic, *d.opts), "removing the %s driver", d.layout)
-	})
+		framework.ExpectNoError(deploy.Uninstall(ctx, e.Client, e.Dynamic, *d.opts), "removing the %s driver", d.layout)
+	}))
 	return d
 }
 
@@ -65,15 +66,16 @@ func newFeatureDriverFor(layout contract.Layout, need release.Need, owner string
 // builder aimed at its devices in the spec's namespace.
 func (d *featureDriver) builder(ctx context.Context, f *framework.Framework) *builder.Builder {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	require(ctx, d.need, nil)
 	if d.opts == nil {
-		o := env.FeatureDriverFor(d.layout, d.owner)
-		framework.ExpectNoError(env.ClearFeatureDriverPlace(ctx, o, ginkgo.GinkgoWriter), "making way for the %s driver %s", d.layout, o.DriverName)
+		o := e.FeatureDriverFor(d.layout, d.owner)
+		framework.ExpectNoError(e.ClearFeatureDriverPlace(ctx, o, ginkgo.GinkgoWriter), "making way for the %s driver %s", d.layout, o.DriverName)
 		d.opts = &o
-		framework.ExpectNoError(deploy.Install(ctx, env.Client, env.Dynamic, o), "installing the %s driver %s", d.layout, o.DriverName)
+		framework.ExpectNoError(deploy.Install(ctx, e.Client, e.Dynamic, o), "installing the %s driver %s", d.layout, o.DriverName)
 		expectLayoutKept(ctx, o)
 	}
-	b := newBuilder(f)
+	b := newBuilder(ctx, f)
 	b.Class, b.DriverName = d.opts.DeviceClass, d.opts.DriverName
 	b.Prefix = string(d.layout) + "-"
 	return b
@@ -95,6 +97,7 @@ type layoutShape struct {
 // then be plain ones, and a spec could pass for the wrong reason.
 func expectLayoutKept(ctx context.Context, o deploy.Options) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	n := len(bundledDriverNodes(ctx))
 	var want layoutShape
 	switch o.Layout {
@@ -105,8 +108,8 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 	case contract.LayoutShared:
 		want = layoutShape{SharedDevices: n}
 	}
-	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: env.ResourceAPI, Resource: "resourceslices"}
-	list, err := env.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: e.ResourceAPI, Resource: "resourceslices"}
+	list, err := e.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{FieldSelector: "spec.driver=" + o.DriverName})
 	framework.ExpectNoError(err)
 	var got layoutShape
 	for _, s := range list.Items {
@@ -134,7 +137,8 @@ func expectLayoutKept(ctx context.Context, o deploy.Options) {
 // anew) of every namespace with a claim the driver allocated, and lists
 // those still there as namespace/name.
 func deletePodsUsing(ctx context.Context, driver string) ([]string, error) {
-	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -151,13 +155,13 @@ func deletePodsUsing(ctx context.Context, driver string) ([]string, error) {
 	}
 	var left []string
 	for ns := range namespaces {
-		if err := env.Client.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		if err := e.Client.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return nil, err
 		}
-		if err := env.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		if err := e.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return nil, err
 		}
-		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,7 @@ func newFramework(name string) *framework.Framework {
 	// (recordKEP, the first call of every spec's body), so that the
 	// sign-off counts the requirement as out of reach, not as one no spec
 	// ran for.
-	ginkgo.BeforeEach(func() { requireAtKEP(release.NeedBundledDriver) })
+	ginkgo.BeforeEach(inEnv(func(ctx context.Context) { requireAtKEP(ctx, release.NeedBundledDriver) }))
 	return f
 }
 
@@ -87,28 +87,30 @@ func newAnyDriverFramework(name string) *framework.Framework {
 	// before deleting them. (Its own dump, framework/debug, would bring
 	// kubectl and the apiextensions server into the suite's build.)
 	f.DumpAllNamespaceInfo = dumpNamespace
-	ginkgo.AfterEach(func(ctx context.Context) {
-		if r := ginkgo.CurrentSpecReport(); r.Failed() && env != nil {
+	ginkgo.AfterEach(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
+		if r := ginkgo.CurrentSpecReport(); r.Failed() && e != nil {
 			saveFailureArtifacts(ctx, r)
 		}
 		recordProgress()
-	})
+	}))
 	return f
 }
 
-func newBuilder(f *framework.Framework) *builder.Builder {
-	return builderIn(f.Namespace.Name, f.ClientSet)
+func newBuilder(ctx context.Context, f *framework.Framework) *builder.Builder {
+	return builderIn(ctx, f.Namespace.Name, f.ClientSet)
 }
 
 // builderIn is newBuilder for a namespace the spec's framework did not
 // make (one a group makes before its specs start).
-func builderIn(namespace string, client kubernetes.Interface) *builder.Builder {
+func builderIn(ctx context.Context, namespace string, client kubernetes.Interface) *builder.Builder {
+	e := envOf(ctx)
 	b := &builder.Builder{
-		Namespace: namespace, Class: deviceClass(), DriverName: env.Driver.DriverName,
-		Image: env.Driver.Image, Client: client, DRA: env.DRA, SchedulerName: specScheduler,
+		Namespace: namespace, Class: deviceClass(e), DriverName: e.Driver.DriverName,
+		Image: e.Driver.Image, Client: client, DRA: e.DRA, SchedulerName: specScheduler,
 	}
-	if env.Vendor != nil {
-		b.Command, b.AnyTaint = env.Vendor.WorkloadCommand, true
+	if e.Vendor != nil {
+		b.Command, b.AnyTaint = e.Vendor.WorkloadCommand, true
 	}
 	return b
 }
@@ -117,24 +119,27 @@ func builderIn(namespace string, client kubernetes.Interface) *builder.Builder {
 // any spec's framework, whose pods may run privileged (as the framework's
 // namespaces of this suite may), with labels besides.
 func privilegedNamespace(ctx context.Context, generateName string, labels map[string]string) (*corev1.Namespace, error) {
+	e := envOf(ctx)
 	all := map[string]string{admissionapi.EnforceLevelLabel: string(admissionapi.LevelPrivileged)}
 	for k, v := range labels {
 		all[k] = v
 	}
-	return env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: generateName, Labels: all}}, metav1.CreateOptions{})
+	return e.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: generateName, Labels: all}}, metav1.CreateOptions{})
 }
 
 // setNamespaceLabel sets (or with value nil, removes) one label of a namespace.
 func setNamespaceLabel(ctx context.Context, ns, key string, value *string) {
+	e := envOf(ctx)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{key: value}}})
-	_, err := env.Client.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := e.Client.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, patch, metav1.PatchOptions{})
 	framework.ExpectNoError(err, "labelling namespace %s", ns)
 }
 
 // labelForAdmin is what a cluster admin does to let a namespace use admin access.
 func labelForAdmin(ctx context.Context, ns string) {
+	e := envOf(ctx)
 	v := "true"
-	setNamespaceLabel(ctx, ns, env.Rel.AdminLabel, &v)
+	setNamespaceLabel(ctx, ns, e.Rel.AdminLabel, &v)
 }
 
 func str(s string) *string { return &s }

@@ -23,38 +23,39 @@ import (
 var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("lock"), func() {
 	f := newFramework("locked")
 	it("refuses to start the control plane with DRAAdminAccess=false, and is healthy once the flag goes", kep("GA: the gate is locked on and cannot be disabled"), func(ctx context.Context) {
+		e := envOf(ctx)
 		require(ctx, release.NeedGateLock, nil)
 		off := map[profile.Component]bool{}
 		for _, c := range profile.ControlPlane {
 			off[c] = false
 		}
-		ginkgo.DeferCleanup(func(ctx context.Context) {
+		ginkgo.DeferCleanup(inEnv(func(ctx context.Context) {
 			// Back to the locked value, which every component accepts.
 			on := map[profile.Component]bool{}
 			for c := range off {
 				on[c] = true
 			}
-			_, err := env.Cluster.SetStaticPodGates(ctx, on)
+			_, err := e.Cluster.SetStaticPodGates(ctx, on)
 			framework.ExpectNoError(err, "restoring the control plane with DRAAdminAccess=true")
-		})
-		framework.ExpectNoError(env.Cluster.WriteStaticPodGates(ctx, off), "restarting the control plane with DRAAdminAccess=false")
+		}))
+		framework.ExpectNoError(e.Cluster.WriteStaticPodGates(ctx, off), "restarting the control plane with DRAAdminAccess=false")
 		for _, c := range profile.ControlPlane {
 			// Each look is a command on the node (a docker exec, about 0.2 s).
-			gomega.Eventually(ctx, func() string { return env.Cluster.ComponentLog(c) }).
-				WithTimeout(2*time.Minute).WithPolling(time.Second).Should(gomega.ContainSubstring(env.Rel.LockedGateError()),
+			gomega.Eventually(ctx, func() string { return e.Cluster.ComponentLog(c) }).
+				WithTimeout(2*time.Minute).WithPolling(time.Second).Should(gomega.ContainSubstring(e.Rel.LockedGateError()),
 				"%s must refuse the flag and say why", c)
-			framework.Logf("%s refused DRAAdminAccess=false as expected: %s", c, strings.TrimSpace(env.Cluster.ComponentLog(c)))
+			framework.Logf("%s refused DRAAdminAccess=false as expected: %s", c, strings.TrimSpace(e.Cluster.ComponentLog(c)))
 		}
 
 		ginkgo.By("taking the flag back: every component runs again and admin access works end to end")
 		start := time.Now()
-		took, err := env.Cluster.SetStaticPodGates(ctx, map[profile.Component]bool{profile.APIServer: true, profile.ControllerManager: true, profile.Scheduler: true})
+		took, err := e.Cluster.SetStaticPodGates(ctx, map[profile.Component]bool{profile.APIServer: true, profile.ControllerManager: true, profile.Scheduler: true})
 		for c, d := range took {
 			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s back from a refused %s=false", c, release.Gate), Started: start, Seconds: d.Seconds()})
 		}
 		framework.ExpectNoError(err, "restoring the control plane")
 		settle(ctx, "the control plane's restart with the flag taken back")
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)

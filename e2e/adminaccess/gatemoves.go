@@ -15,6 +15,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
@@ -38,17 +39,19 @@ import (
 // runs AfterAll before the framework deletes the last spec's namespace, so
 // the pods are deleted here.
 func inProfile(f *framework.Framework, name string) {
-	ginkgo.BeforeAll(func(ctx context.Context) {
-		if gatesSwitchable() {
+	ginkgo.BeforeAll(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
+		if gatesSwitchable(e) {
 			moveTo(ctx, name)
 		}
-	})
-	ginkgo.AfterAll(func(ctx context.Context) {
-		if gatesSwitchable() {
+	}))
+	ginkgo.AfterAll(inEnv(func(ctx context.Context) {
+		e := envOf(ctx)
+		if gatesSwitchable(e) {
 			deletePodsOf(ctx, f.BaseName)
-			moveTo(ctx, env.Prof.Name)
+			moveTo(ctx, e.Prof.Name)
 		}
-	}, ginkgo.NodeTimeout(restoreTimeout))
+	}), ginkgo.NodeTimeout(restoreTimeout))
 	ginkgo.BeforeEach(func() {
 		ginkgo.AddReportEntry(report.ProfileEntry, name, ginkgo.ReportEntryVisibilityNever)
 	})
@@ -60,8 +63,9 @@ func inProfile(f *framework.Framework, name string) {
 // looks every second, not every poll.
 func deletePodsOf(ctx context.Context, basename string) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
-		list, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		list, err := e.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -71,13 +75,13 @@ func deletePodsOf(ctx context.Context, basename string) {
 				continue
 			}
 			// Owners first, or the DaemonSet controller makes the pods anew.
-			if err := env.Client.AppsV1().DaemonSets(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			if err := e.Client.AppsV1().DaemonSets(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 				return nil, err
 			}
-			if err := env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			if err := e.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 				return nil, err
 			}
-			pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+			pods, err := e.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -91,8 +95,8 @@ func deletePodsOf(ctx context.Context, basename string) {
 
 // gatesSwitchable is false where the release table declares that this run
 // cannot switch gates (the specs then skip themselves, with that reason).
-func gatesSwitchable() bool {
-	_, declared := env.Rel.DeclaredSkip(release.NeedGateSwitching, env.Mode())
+func gatesSwitchable(e *testenv.Env) bool {
+	_, declared := e.Rel.DeclaredSkip(release.NeedGateSwitching, e.Mode())
 	return !declared
 }
 
@@ -107,11 +111,12 @@ func moveTo(ctx context.Context, name string) {
 // report's timeline.
 func moveToProfile(ctx context.Context, p profile.Profile) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	start := time.Now()
-	took, err := env.Cluster.MoveTo(ctx, p)
+	took, err := e.Cluster.MoveTo(ctx, p)
 	for _, c := range profile.AllComponents {
 		if d, ok := took[c]; ok {
-			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s (to profile %s)", c, release.Gate, p.Effective(env.Rel, c), env.Cluster.RestartedBy(c).Note(), p.Name), Started: start, Seconds: d.Seconds()})
+			recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s (to profile %s)", c, release.Gate, p.Effective(e.Rel, c), e.Cluster.RestartedBy(c).Note(), p.Name), Started: start, Seconds: d.Seconds()})
 		}
 	}
 	framework.ExpectNoError(err, "moving the cluster to profile %s", p.Name)
@@ -127,10 +132,11 @@ func moveToProfile(ctx context.Context, p profile.Profile) {
 // switchGate switches one component and records how long it took.
 func switchGate(ctx context.Context, c profile.Component, enable bool) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	start := time.Now()
-	took, err := env.Cluster.SetAdminAccess(ctx, c, enable)
+	took, err := e.Cluster.SetAdminAccess(ctx, c, enable)
 	framework.ExpectNoError(err, "switching %s", c)
-	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s", c, release.Gate, enable, env.Cluster.RestartedBy(c).Note()), Started: start, Seconds: took.Seconds()})
+	recordStep(timeline.Step{Kind: timeline.KindMove, Name: fmt.Sprintf("%s %s=%t%s", c, release.Gate, enable, e.Cluster.RestartedBy(c).Note()), Started: start, Seconds: took.Seconds()})
 	if leavesClientsBehind(c) {
 		settle(ctx, fmt.Sprintf("switching %s", c))
 	}
@@ -142,7 +148,8 @@ func controlPlaneOff() profile.Profile {
 }
 
 func podUIDs(ctx context.Context, ns string) []string {
-	list, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	list, err := e.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return []string{err.Error()}
 	}

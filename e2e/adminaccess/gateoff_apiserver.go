@@ -25,8 +25,9 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 	inProfile(f, "apiserver-only")
 
 	it("stores admin-access claims and templates that no other component acts on; ordinary pods still run", ginkgo.Label("skew"), kep("every component checks the gate: an apiserver alone cannot grant admin access"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireGateSwitching(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		claim, err := b.CreateClaim(ctx, b.Claim(builder.AdminAccess()))
 		framework.ExpectNoError(err)
@@ -38,12 +39,12 @@ var _ = framework.Describe("With DRAAdminAccess on in kube-apiserver only", gink
 		ginkgo.By("kube-controller-manager: the template's pod gets no claim, and is told why")
 		fromTemplate, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		expectPodEvent(ctx, fromTemplate, allocateTimeout, controllerGateOffEvent(tmpl))
+		expectPodEvent(ctx, fromTemplate, allocateTimeout, controllerGateOffEvent(e.Rel, tmpl))
 
 		ginkgo.By("kube-scheduler: the claim's pod is not scheduled, with the allocator's admin-access error")
 		withClaim, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
+		want := e.Rel.SchedulerGateOffMessage(f.Namespace.Name, claim.Name, builder.RequestName)
 		expectPodEvent(ctx, withClaim, allocateTimeout, failedScheduling(want))
 		expectStaysUnallocated(ctx, b, "a scheduler without the gate never allocates admin access", claim.Name)
 		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only the claim made by hand exists")
@@ -61,9 +62,10 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 	f := newFramework("api-off")
 
 	it("drops adminAccess from new claims and templates, and keeps it on those that had it, also in the allocation of an existing admin-access claim", ginkgo.Label("skew"), kep("an apiserver without the gate drops the field from new objects and keeps it on existing ones"), func(ctx context.Context) {
+		e := envOf(ctx)
 		ginkgo.AddReportEntry(report.ProfileEntry, "apiserver-off", ginkgo.ReportEntryVisibilityNever)
 		requireGateSwitching(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		node := anyWorker(ctx)
 		holder, held, _ := runOn(ctx, b, node, builder.DeviceIndex(3))
@@ -72,7 +74,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		framework.ExpectNoError(err)
 		existingTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
 		framework.ExpectNoError(err)
-		ginkgo.DeferCleanup(moveTo, env.Prof.Name, ginkgo.NodeTimeout(restoreTimeout))
+		ginkgo.DeferCleanup(inEnv(func(ctx context.Context) { moveTo(ctx, e.Prof.Name) }), ginkgo.NodeTimeout(restoreTimeout))
 		moveTo(ctx, "apiserver-off")
 
 		ginkgo.By("a new admin-access claim loses the field without an error")
@@ -91,13 +93,13 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		ginkgo.By("the field goes before any label is looked at: in a namespace without the label both are stored, without it")
 		bare, err := f.CreateNamespace(ctx, "api-off-unlabelled", nil)
 		framework.ExpectNoError(err)
-		ub := newBuilder(f)
+		ub := newBuilder(ctx, f)
 		ub.Namespace = bare.Name
 		unlabelledClaim, err := ub.CreateClaim(ctx, ub.Claim(builder.AdminAccess(), builder.DeviceIndex(3)))
-		framework.ExpectNoError(err, "an admin-access claim in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		framework.ExpectNoError(err, "an admin-access claim in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, e.Rel.AdminLabel)
 		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledClaim.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "claim %s's requests[].adminAccess as stored", unlabelledClaim.Name)
 		unlabelledTmpl, err := ub.CreateTemplate(ctx, ub.Template(builder.AdminAccess(), builder.DeviceIndex(3)))
-		framework.ExpectNoError(err, "an admin-access template in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, env.Rel.AdminLabel)
+		framework.ExpectNoError(err, "an admin-access template in namespace %s, which has no %s label, with kube-apiserver's gate off", bare.Name, e.Rel.AdminLabel)
 		gomega.Expect(observe.RequestsAdminAccessFields(unlabelledTmpl.Spec.Spec.Devices)).To(gomega.Equal([]string{"unset"}), "template %s's requests[].adminAccess as stored", unlabelledTmpl.Name)
 
 		ginkgo.By("pods from either template get ordinary claims: the old template keeps the field, but the claim made from it is a new object")
@@ -138,7 +140,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-apiserver only", gin
 		framework.ExpectNoError(err)
 		gomega.Expect(observe.RequestsAdminAccess(stored)).To(gomega.BeTrue(), "claim %s, stored while the gate was on, must keep adminAccess", stored.Name)
 		stored.Labels = map[string]string{"touched": "yes"}
-		updated, err := env.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
+		updated, err := e.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
 		framework.ExpectNoError(err)
 		gomega.Expect(observe.RequestsAdminAccess(updated)).To(gomega.BeTrue(), "an existing value survives updates")
 	})

@@ -30,13 +30,14 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 	inProfile(f, "controller-manager-off")
 	monitor := &gateOffDaemonSet{}
 	// After inProfile's BeforeAll: the DaemonSet is made with the gate off.
-	ginkgo.BeforeAll(func(ctx context.Context) { monitor.start(ctx, f.BaseName) })
-	ginkgo.AfterAll(func(ctx context.Context) { monitor.remove(ctx) })
+	ginkgo.BeforeAll(inEnv(func(ctx context.Context) { monitor.start(ctx, f.BaseName) }))
+	ginkgo.AfterAll(inEnv(func(ctx context.Context) { monitor.remove(ctx) }))
 
 	it("counts no claim creation in resourceclaim_controller_creates_total for an admin-access template", ginkgo.Label("metrics"), kep("metrics stay truthful while the controller cannot serve admin access"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireGateSwitching(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 
 		ginkgo.By("an ordinary template's claim is counted, so the family exists and is read")
@@ -47,10 +48,10 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		ordinaryTmpl, err := b.CreateTemplate(ctx, b.Template())
 		framework.ExpectNoError(err)
 		podsWithClaims(ctx, startFromTemplate(ctx, b, ordinaryTmpl, 1))
-		eventuallyScraped(ctx, s.createsSince(start)).WithTimeout(allocateTimeout).Should(gomega.Equal(expectedCreates(0, 1)))
+		eventuallyScraped(ctx, s.createsSince(start)).WithTimeout(allocateTimeout).Should(gomega.Equal(expectedCreates(e.Rel.Metrics, 0, 1)))
 		before, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
-		expectFamily(before, env.Rel.Metrics.CreatesTotal)
+		expectFamily(before, e.Rel.Metrics.CreatesTotal)
 
 		ginkgo.By("a pod from an admin-access template: no claim, and no count of any kind")
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
@@ -58,7 +59,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
 		// The controller has handled the pod once it reports why it made no claim.
-		expectPodEvent(ctx, pod, allocateTimeout, controllerGateOffEvent(tmpl))
+		expectPodEvent(ctx, pod, allocateTimeout, controllerGateOffEvent(e.Rel, tmpl))
 
 		// needsAdminAccess in controller.go looks at every request.
 		ginkgo.By("a pod from a template whose second request asks for admin access: refused the same way")
@@ -66,7 +67,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		framework.ExpectNoError(err)
 		secondPod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(second)))
 		framework.ExpectNoError(err)
-		expectPodEvent(ctx, secondPod, allocateTimeout, controllerGateOffEvent(second))
+		expectPodEvent(ctx, secondPod, allocateTimeout, controllerGateOffEvent(e.Rel, second))
 		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only the ordinary template's claim exists in %s", f.Namespace.Name)
 		// Read in controller.go of 1.33-1.35: the gate check returns before
 		// either counter, so the release counts neither success nor failure.
@@ -80,8 +81,9 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 	// for an unset field. The namespace has no label, which false needs
 	// none of, so only a gate check that read false as asking could refuse.
 	it("makes the claim of a template whose request says adminAccess: false, keeps the false, and runs its pod without admin access", ginkgo.Label("skew"), kep("adminAccess unset or false asks for no admin access and needs no label"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireGateSwitching(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.NoAdminAccess()))
 		framework.ExpectNoError(err)
 		// kube-apiserver has the gate: it keeps the field as sent.
@@ -95,10 +97,11 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"false"}),
 			"claim %s, made by kube-controller-manager without the gate from template %s: requests[].adminAccess as stored", claim.Name, tmpl.Name)
 		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}), "status.allocation.devices.results[].adminAccess of claim %s", claim.Name)
-		gomega.Expect(podEvents(ctx, pod)).NotTo(gomega.ContainElement(controllerGateOffEvent(tmpl)), "pod %s's events: the controller never refused its template", pod.Name)
+		gomega.Expect(podEvents(ctx, pod)).NotTo(gomega.ContainElement(controllerGateOffEvent(e.Rel, tmpl)), "pod %s's events: the controller never refused its template", pod.Name)
 	})
 
 	it(daemonSetPendingSpec, ginkgo.Label("daemonset"), kep("the DaemonSet controller tolerates pods that must stay Pending"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireGateSwitching(ctx)
 		gomega.Expect(monitor.ns).NotTo(gomega.BeNil(), "the group's BeforeAll made the DaemonSet's namespace")
 		// The framework keeps its events and pods on failure, and deletes it
@@ -110,7 +113,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 		ginkgo.By("one Pending pod per node, each told why no claim was made")
 		var pods []corev1.Pod
 		gomega.Eventually(ctx, func(ctx context.Context) error {
-			list, err := env.Client.CoreV1().Pods(b.Namespace).List(ctx, metav1.ListOptions{})
+			list, err := e.Client.CoreV1().Pods(b.Namespace).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
 			}
@@ -121,7 +124,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 				if p.Status.Phase != corev1.PodPending {
 					return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
 				}
-				reason := controllerGateOffEvent(tmpl)
+				reason := controllerGateOffEvent(e.Rel, tmpl)
 				if events := podEvents(ctx, &p); !slices.Contains(events, reason) {
 					return fmt.Errorf("pod %s has not got %q yet (events: %v)", p.Name, reason, events)
 				}
@@ -140,7 +143,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 			WithTimeout(max(stableFor-time.Since(monitor.since), poll)).Should(gomega.Equal(monitor.first),
 			"the DaemonSet's pods, as uid/phase, since they were first all there %s ago", time.Since(monitor.since).Round(time.Second))
 		gomega.Eventually(ctx, func(ctx context.Context) (appsv1.DaemonSetStatus, error) {
-			d, err := env.Client.AppsV1().DaemonSets(b.Namespace).Get(ctx, monitor.name, metav1.GetOptions{})
+			d, err := e.Client.AppsV1().DaemonSets(b.Namespace).Get(ctx, monitor.name, metav1.GetOptions{})
 			if err != nil {
 				return appsv1.DaemonSetStatus{}, err
 			}
@@ -187,20 +190,21 @@ type gateOffDaemonSet struct {
 // start makes the namespace (admin-labelled), the template and the
 // DaemonSet, and waits until it has a pod on every node.
 func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
+	e := envOf(ctx)
 	// Where the spec will skip (gates locked, a driver of the user's own,
 	// which the group does not run with) or not run, nothing is made.
-	if !gatesSwitchable() || env.Vendor != nil || !willRunSpec(suitePreview, daemonSetPendingSpec) {
+	if !gatesSwitchable(e) || e.Vendor != nil || !willRunSpec(suitePreview, daemonSetPendingSpec) {
 		return
 	}
 	// basename's prefix: inProfile's AfterAll deletes its pods before the
 	// gate comes back on, as it does for the specs' own.
-	ns, err := privilegedNamespace(ctx, basename+"-", map[string]string{env.Rel.AdminLabel: "true"})
+	ns, err := privilegedNamespace(ctx, basename+"-", map[string]string{e.Rel.AdminLabel: "true"})
 	framework.ExpectNoError(err, "creating the DaemonSet's namespace")
 	m.ns = ns
-	m.b = builderIn(ns.Name, env.Client)
+	m.b = builderIn(ctx, ns.Name, e.Client)
 	m.tmpl, err = m.b.CreateTemplate(ctx, m.b.Template(builder.AdminAccess()))
 	framework.ExpectNoError(err)
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	m.want, m.name = len(nodes.Items), "admin-monitor"
 	createDaemonSet(ctx, m.b, m.name, m.tmpl)
@@ -214,10 +218,11 @@ func (m *gateOffDaemonSet) start(ctx context.Context, basename string) {
 // remove deletes the namespace where the spec did not hand it to its
 // framework (it failed or skipped before).
 func (m *gateOffDaemonSet) remove(ctx context.Context) {
+	e := envOf(ctx)
 	if m.ns == nil || m.handedOver {
 		return
 	}
-	if err := env.Client.CoreV1().Namespaces().Delete(ctx, m.ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := e.Client.CoreV1().Namespaces().Delete(ctx, m.ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		framework.Logf("deleting namespace %s: %v", m.ns.Name, err)
 	}
 }

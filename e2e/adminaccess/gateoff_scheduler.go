@@ -57,6 +57,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	framework.Context("a kube-scheduler of its own", func() {
 		f := newFramework("sched-off")
 		it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
+			e := envOf(ctx)
 			ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)
 			requireGateSwitching(ctx)
 			s := newScraper(ctx, f)
@@ -64,12 +65,12 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 			name := off.name()
 			// Removed however the spec ends; stop takes whichever
 			// process of the name runs.
-			ginkgo.DeferCleanup(func(ctx context.Context) {
-				if err := off.stop(ctx); err != nil {
+			ginkgo.DeferCleanup(inEnv(func(ctx context.Context) {
+				if err := off.stop(ctx, e); err != nil {
 					framework.Logf("removing kube-scheduler %s: %v", name, err)
 				}
-			})
-			framework.ExpectNoError(off.start(ctx), "starting kube-scheduler %s (%s)", name, off.what())
+			}))
+			framework.ExpectNoError(off.start(ctx, e), "starting kube-scheduler %s (%s)", name, off.what())
 			off.awaitReady(ctx)
 			specScheduler = name
 			ginkgo.DeferCleanup(func() { specScheduler = "" })
@@ -106,14 +107,15 @@ type gateOffScheduler struct {
 // the gate is off in sched, and run once it is on.
 func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffScheduler) {
 	ginkgo.GinkgoHelper()
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	labelForAdmin(ctx, f.Namespace.Name)
 	pendingPods := func(ctx context.Context) (float64, error) {
 		fams, err := sched.scrape(ctx)
 		if err != nil {
 			return 0, err
 		}
-		return fams.Sum(env.Rel.Metrics.SchedulerPending, nil), nil
+		return fams.Sum(e.Rel.Metrics.SchedulerPending, nil), nil
 	}
 	// The gauge is per process: on the cluster's kube-scheduler, pods of
 	// earlier specs' namespaces that are still being deleted count until
@@ -121,7 +123,7 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	// them. Start from a quiet scheduler, so that every count below is this
 	// spec's alone (a kube-scheduler of the spec's own is quiet at once).
 	eventuallyScraped(ctx, pendingPods).WithTimeout(2*time.Minute).Should(gomega.BeZero(),
-		"%s: no pod of an earlier spec is still waiting to be scheduled", env.Rel.Metrics.SchedulerPending)
+		"%s: no pod of an earlier spec is still waiting to be scheduled", e.Rel.Metrics.SchedulerPending)
 	// The reason these pods wait is admin access's own (the scheduler's
 	// gate is off). The allocator refuses with an error, which the
 	// DynamicResources plugin returns as an error status (statusError in
@@ -129,7 +131,7 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	// in scheduler_pending_pods, and scheduler_unschedulable_pods does not
 	// count them (seen on 1.35.4: the gauge stayed 0 with both pods waiting).
 	dra := map[string]string{"plugin": "DynamicResources", "profile": sched.profile}
-	name := env.Rel.Metrics.SchedulerUnschedulable
+	name := e.Rel.Metrics.SchedulerUnschedulable
 	unschedulable := func(ctx context.Context) (float64, error) {
 		fams, err := sched.scrape(ctx)
 		if err != nil {
@@ -163,7 +165,7 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	// The control pod waits too, in scheduler_pending_pods, till the end.
 	baseline := 1.0
 	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline),
-		"%s counts pod %s", env.Rel.Metrics.SchedulerPending, controlPod.Name)
+		"%s counts pod %s", e.Rel.Metrics.SchedulerPending, controlPod.Name)
 
 	const waiting = 2
 	var pods []*corev1.Pod
@@ -176,13 +178,13 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 		framework.ExpectNoError(err)
 		pods, claims = append(pods, pod), append(claims, claim)
 	}
-	want := env.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
+	want := e.Rel.SchedulerGateOffMessage(f.Namespace.Name, claims[0].Name, builder.RequestName)
 	expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
 	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
-		"%s counts the pods that cannot be scheduled", env.Rel.Metrics.SchedulerPending)
+		"%s counts the pods that cannot be scheduled", e.Rel.Metrics.SchedulerPending)
 	consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(unschedulableBefore),
 		"%s{plugin=\"DynamicResources\"} counts pod %s alone, not the pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
-		name, controlPod.Name, env.Rel.Minor)
+		name, controlPod.Name, e.Rel.Minor)
 	for i, c := range claims {
 		stored, err := b.GetClaim(ctx, c.Name)
 		framework.ExpectNoError(err)

@@ -27,7 +27,8 @@ func gateScheduler(enable bool) allocatorScheduler {
 // never run at once.
 func (s allocatorScheduler) replaceBy(ctx context.Context, next allocatorScheduler) {
 	ginkgo.GinkgoHelper()
-	framework.ExpectNoError(s.removePod(ctx), "ending kube-scheduler %s's old process", s.name())
-	framework.ExpectNoError(next.start(ctx), "starting kube-scheduler %s again with %s", next.name(), next.what())
+	e := envOf(ctx)
+	framework.ExpectNoError(s.removePod(ctx, e), "ending kube-scheduler %s's old process", s.name())
+	framework.ExpectNoError(next.start(ctx, e), "starting kube-scheduler %s again with %s", next.name(), next.what())
 	next.awaitReady(ctx)
 }

@@ -17,9 +17,11 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 	"k8s.io/utils/ptr"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -39,7 +41,8 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 	f := newAnyDriverFramework("immutable")
 
 	it("refuses an update that sets, flips or drops adminAccess in a claim or template, labelled namespace or not", kep("adminAccess cannot be set, flipped or dropped after creation: claim and template specs are immutable"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		unlabelled := b.Namespace
 
 		ginkgo.By("in a namespace without the label: an ordinary claim and template cannot be updated to ask for admin access")
@@ -58,12 +61,12 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 		// version lacks instead of dropping it, which would keep the spec
 		// unset whatever the strategy did.
 		request := map[string]any{"deviceClassName": b.Class, "allocationMode": "ExactCount", "count": 1, "adminAccess": true}
-		if env.ResourceAPI != "v1beta1" {
+		if e.ResourceAPI != "v1beta1" {
 			request = map[string]any{"exactly": request}
 		}
 		request["name"] = builder.RequestNameAt(0)
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"devices": map[string]any{"requests": []any{request}}}})
-		patched, err := env.Dynamic.Resource(resourceGVR("resourceclaims")).Namespace(unlabelled).
+		patched, err := e.Dynamic.Resource(resourceGVR(e.ResourceAPI, "resourceclaims")).Namespace(unlabelled).
 			Patch(ctx, claim.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}, "status")
 		framework.ExpectNoError(err, "a status patch of claim %s that carries a changed spec", claim.Name)
 		gomega.Expect(unstructuredAdminAccess(patched.Object)).To(gomega.BeNil(), "claim %s's requests[0] adminAccess in the status patch's reply", claim.Name)
@@ -95,7 +98,8 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 	// to another device, or rewriting the grant in any other way. Each
 	// rewrite is tried as cluster-admin, who may write any claim's status.
 	it("refuses every rewrite of a granted admin-access allocation once the label is gone: another device, adminAccess false, no results", kep("a granted allocation cannot be rewritten: status.allocation is immutable once set"), func(ctx context.Context) {
-		b := newBuilder(f)
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
 		claim, pod, before := runGrantedAdminPod(ctx, b)
 		granted := allocatedClaim(ctx, b, claim.Name)
 		gomega.Expect(observe.AdminAccessResults(granted)).To(gomega.Equal([]bool{true}), "claim %s's allocation as granted", claim.Name)
@@ -103,8 +107,8 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 		grantedJSON := allocationJSON(granted)
 
 		ginkgo.By("the label goes, and a status update tries to rewrite the grant")
-		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
-		pool, device := anotherDevice(grant.Pool, grant.Device)
+		setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.AdminLabel, nil)
+		pool, device := anotherDevice(e, grant.Pool, grant.Device)
 		result := func(pool, device string, admin bool) map[string]any {
 			return map[string]any{"request": grant.Request, "driver": grant.Driver, "pool": pool, "device": device, "adminAccess": admin}
 		}
@@ -129,9 +133,9 @@ var _ = framework.Describe("Admin access fixed at creation", ginkgo.Label("authz
 			stored, err := b.GetClaim(ctx, claim.Name)
 			framework.ExpectNoError(err)
 			gomega.Expect(allocationJSON(stored)).To(gomega.Equal(grantedJSON), "the promise: claim %s's status.allocation as stored after %s", claim.Name, what)
-			refusal := env.Rel.ImmutableAllocation(r.shows)
+			refusal := e.Rel.ImmutableAllocation(r.shows)
 			gomega.Expect(refused).To(expect.MatchInvalidMessage("ResourceClaim", claim.Name, "status.allocation", refusal.Value, refusal.Exact, refusal.Detail, refusal.Validator),
-				"the promise held (refused at status.allocation, stored as granted); the message is not the one Kubernetes %s's validator prints, for %s", env.Rel.Minor, what)
+				"the promise held (refused at status.allocation, stored as granted); the message is not the one Kubernetes %s's validator prints, for %s", e.Rel.Minor, what)
 		}
 		ginkgo.By("the pod keeps its devices, with admin access, as granted")
 		expectUndisturbed(ctx, pod, before)
@@ -151,24 +155,26 @@ func jsonValue(v *bool) string {
 // to be stored as before.
 func expectClaimSpecKept(ctx context.Context, b *builder.Builder, claim *resourceapi.ResourceClaim, v *bool) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	current, err := b.GetClaim(ctx, claim.Name)
 	framework.ExpectNoError(err)
 	before := observe.RequestsAdminAccessFields(current.Spec.Devices)
 	changed := current.DeepCopy()
 	changed.Spec.Devices.Requests[0].Exactly.AdminAccess = v
-	_, refused := env.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
+	_, refused := e.DRA.ResourceClaims(claim.Namespace).Update(ctx, changed, metav1.UpdateOptions{})
 	what := fmt.Sprintf("an update of claim %s's requests[0].adminAccess from %s to %s", claim.Name, before[0], observe.AdminAccessField(v))
 	expectImmutableSpecRefused(refused, what)
 	stored, err := b.GetClaim(ctx, claim.Name)
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Devices)).To(gomega.Equal(before), "the promise: claim %s as stored after %s", claim.Name, what)
-	expectImmutableSpecMessage(refused, "ResourceClaim", claim.Name, v, what)
+	expectImmutableSpecMessage(e.Rel, refused, "ResourceClaim", claim.Name, v, what)
 }
 
 // expectTemplateSpecKept is expectClaimSpecKept for a template.
 func expectTemplateSpecKept(ctx context.Context, b *builder.Builder, tmpl *resourceapi.ResourceClaimTemplate, v *bool) {
 	ginkgo.GinkgoHelper()
-	templates := env.DRA.ResourceClaimTemplates(tmpl.Namespace)
+	e := envOf(ctx)
+	templates := e.DRA.ResourceClaimTemplates(tmpl.Namespace)
 	current, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	before := observe.RequestsAdminAccessFields(current.Spec.Spec.Devices)
@@ -180,7 +186,7 @@ func expectTemplateSpecKept(ctx context.Context, b *builder.Builder, tmpl *resou
 	stored, err := templates.Get(ctx, tmpl.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(stored.Spec.Spec.Devices)).To(gomega.Equal(before), "the promise: template %s as stored after %s", tmpl.Name, what)
-	expectImmutableSpecMessage(refused, "ResourceClaimTemplate", tmpl.Name, v, what)
+	expectImmutableSpecMessage(e.Rel, refused, "ResourceClaimTemplate", tmpl.Name, v, what)
 }
 
 // A refusal of a changed spec is asserted in two parts, so that a failure
@@ -201,11 +207,11 @@ func expectImmutableSpecRefused(err error, what string) {
 // <value>: field is immutable`, the value per
 // release.Release.ImmutableSpecValue (the new adminAccess where it prints
 // JSON; exactly null where v1.37.2's declarative check wrote it).
-func expectImmutableSpecMessage(err error, kind, name string, v *bool, what string) {
+func expectImmutableSpecMessage(rel release.Release, err error, kind, name string, v *bool, what string) {
 	ginkgo.GinkgoHelper()
-	value, exact := env.Rel.ImmutableSpecValue(kind, jsonValue(v))
-	gomega.Expect(err).To(expect.MatchInvalidMessage(kind, name, "spec", value, exact, "field is immutable", env.Rel.ImmutableSpecValidator(kind)),
-		"the promise held (refused at spec, stored as before); the message is not the one Kubernetes %s's validator prints, for %s", env.Rel.Minor, what)
+	value, exact := rel.ImmutableSpecValue(kind, jsonValue(v))
+	gomega.Expect(err).To(expect.MatchInvalidMessage(kind, name, "spec", value, exact, "field is immutable", rel.ImmutableSpecValidator(kind)),
+		"the promise held (refused at spec, stored as before); the message is not the one Kubernetes %s's validator prints, for %s", rel.Minor, what)
 }
 
 // unstructuredAdminAccess is requests[0]'s adminAccess of a claim as the
@@ -236,18 +242,18 @@ func allocationJSON(c *resourceapi.ResourceClaim) string {
 // node. Nothing checks that a rewritten result names a real device (the
 // rewrite must be refused before that), but a real one makes the rewrite
 // the one a scheduler with a stale view would write.
-func anotherDevice(pool, device string) (string, string) {
+func anotherDevice(e *testenv.Env, pool, device string) (string, string) {
 	ginkgo.GinkgoHelper()
-	if env.Vendor == nil {
-		for i := range env.Driver.Devices {
+	if e.Vendor == nil {
+		for i := range e.Driver.Devices {
 			if d := contract.DeviceName(i); d != device {
 				return pool, d
 			}
 		}
 	} else {
-		nodes := slices.Sorted(maps.Keys(env.Vendor.Devices))
+		nodes := slices.Sorted(maps.Keys(e.Vendor.Devices))
 		for _, n := range nodes {
-			for _, d := range env.Vendor.Devices[n] {
+			for _, d := range e.Vendor.Devices[n] {
 				if d.Pool != pool || d.Name != device {
 					return d.Pool, d.Name
 				}

@@ -39,8 +39,9 @@ func kep(text string) requirement {
 // upstream's framework.WithLabel writes a label, a bracketed tag in the
 // spec's name, which is the JUnit test's name. A spec that needs
 // DRAAdminAccess also gets the labels and tags upstream's framework gives
-// it (adminAccessGate). The body first records the requirement for the
-// report. Every spec is registered here, so no spec file lists an ID.
+// it (adminAccessGate). The body runs with the suite's environment in its
+// context (inEnv) and first records the requirement for the report. Every
+// spec is registered here, so no spec file lists an ID.
 func it(text string, args ...any) bool {
 	var req *requirement
 	var rest []any
@@ -64,10 +65,10 @@ func it(text string, args ...any) bool {
 	if body == nil {
 		panic(fmt.Sprintf("e2e: spec %q: the last argument must be its body, func(context.Context)", text))
 	}
-	rest[len(rest)-1] = func(ctx context.Context) {
-		recordKEP(req.Text)
+	rest[len(rest)-1] = inEnv(func(ctx context.Context) {
+		recordKEP(ctx, req.Text)
 		body(ctx)
-	}
+	})
 	decorations := []any{text, framework.WithLabel(req.ID)}
 	if req.NeedsAdminAccess() {
 		decorations = append(decorations, adminAccessGate(plan.Rel)...)
@@ -79,9 +80,9 @@ func it(text string, args ...any) bool {
 
 // recordKEP records the KEP requirement a spec covers, for report.md, and
 // takes the skip a set-up node found declared for the spec.
-func recordKEP(text string) {
+func recordKEP(ctx context.Context, text string) {
 	ginkgo.AddReportEntry(report.KEPEntry, text, ginkgo.ReportEntryVisibilityNever)
-	takeRequiredSkip()
+	takeRequiredSkip(envOf(ctx))
 }
 
 // adminAccessGate is what upstream's e2e framework gives a spec that needs

@@ -30,14 +30,15 @@ import (
 // field kube-apiserver dropped cannot pass for the shape.
 func ordinaryShapeTemplates(ctx context.Context, b *builder.Builder) []*resourceapi.ResourceClaimTemplate {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	explicit, err := b.CreateTemplate(ctx, b.Template(builder.NoAdminAccess()))
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(explicit.Spec.Spec.Devices)).To(gomega.Equal([]string{"false"}), "template %s's requests[].adminAccess as stored", explicit.Name)
 	out := []*resourceapi.ResourceClaimTemplate{explicit}
-	if _, off := env.Rel.DeclaredSkip(release.NeedPrioritizedList, env.Mode()); off {
+	if _, off := e.Rel.DeclaredSkip(release.NeedPrioritizedList, e.Mode()); off {
 		return out
 	}
-	list, err := b.CreateTemplate(ctx, b.TemplateFirstAvailable([][]builder.RequestOption{{builder.DeviceIndex(env.Driver.Devices + 7)}, nil}))
+	list, err := b.CreateTemplate(ctx, b.TemplateFirstAvailable([][]builder.RequestOption{{builder.DeviceIndex(e.Driver.Devices + 7)}, nil}))
 	framework.ExpectNoError(err)
 	gomega.Expect(observe.RequestsAdminAccessFields(list.Spec.Spec.Devices)).To(gomega.Equal([]string{"-"}), "template %s's requests as stored: one firstAvailable list", list.Name)
 	return append(out, list)
@@ -47,8 +48,9 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 	f := newFramework("metrics")
 
 	it("counts claims created from admin-access and ordinary templates exactly, by admin_access", kep("resourceclaim_controller_creates_total shows admin access in use"), func(ctx context.Context) {
+		e := envOf(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		adminTmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
@@ -73,13 +75,13 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			pods = append(pods, startFromTemplate(ctx, b, tmpl, 1)...)
 		}
 		podsWithClaims(ctx, pods)
-		want := expectedCreates(admin, ordinary)
+		want := expectedCreates(e.Rel.Metrics, admin, ordinary)
 		delta := s.createsSince(before)
-		eventuallyScraped(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", env.Rel.Metrics.CreatesTotal)
+		eventuallyScraped(ctx, delta).WithTimeout(allocateTimeout).Should(gomega.Equal(want), "%s moves by exactly the claims created", e.Rel.Metrics.CreatesTotal)
 		consistentlyScraped(ctx, delta).WithTimeout(stableFor).Should(gomega.Equal(want), "and by no more")
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
-		m := env.Rel.Metrics
+		m := e.Rel.Metrics
 		expectFamily(after, m.CreatesTotal)
 		if m.OwnerLabels {
 			owned := func(f metrics.Families, admin string) float64 {
@@ -89,13 +91,14 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			gomega.Expect(owned(after, "false") - owned(before, "false")).To(gomega.Equal(float64(ordinary)))
 		}
 		for _, old := range m.Retired {
-			gomega.Expect(after.Has(old)).To(gomega.BeFalse(), "Kubernetes %s no longer serves %s", env.Rel.Minor, old)
+			gomega.Expect(after.Has(old)).To(gomega.BeFalse(), "Kubernetes %s no longer serves %s", e.Rel.Minor, old)
 		}
 	})
 
 	it("keeps resourceclaim_controller_resource_claims equal to the claims that exist", kep("resourceclaim_controller_resource_claims shows admin-access claims and their allocation"), func(ctx context.Context) {
+		e := envOf(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		matches := func(what string) {
 			ginkgo.GinkgoHelper()
@@ -108,7 +111,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 				if err != nil {
 					return err
 				}
-				if got := claimGauge(fams); fmt.Sprint(got) != fmt.Sprint(want) {
+				if got := claimGauge(e.Rel.Metrics, fams); fmt.Sprint(got) != fmt.Sprint(want) {
 					return fmt.Errorf("gauge %v, claims that exist say %v", got, want)
 				}
 				return nil
@@ -148,32 +151,33 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		fromTemplate := startFromTemplate(ctx, b, tmpl, 1)[0]
 		expectRunning(ctx, b, fromTemplate)
 		matches("with a claim made from an admin-access template, allocated")
-		if env.Rel.Metrics.SourceLabel {
+		if e.Rel.Metrics.SourceLabel {
 			fams, err := s.controllerManager(ctx)
 			framework.ExpectNoError(err)
-			gomega.Expect(claimGauge(fams)).To(gomega.HaveKeyWithValue("admin_access=true,allocated=true,source=resource_claim_template", gomega.BeNumerically(">=", 1)),
-				"%s labels claims made from templates with source", env.Rel.Metrics.ResourceClaims)
+			gomega.Expect(claimGauge(e.Rel.Metrics, fams)).To(gomega.HaveKeyWithValue("admin_access=true,allocated=true,source=resource_claim_template", gomega.BeNumerically(">=", 1)),
+				"%s labels claims made from templates with source", e.Rel.Metrics.ResourceClaims)
 		}
 		deletePod(ctx, fromTemplate)
-		framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+		framework.ExpectNoError(e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
 		deleteClaim(ctx, b, claim)
 		matches("after the claim is deleted")
 	})
 
 	it("counts a claim creation kube-apiserver refused as a failure with admin_access=true", kep("resourceclaim_controller_creates_total shows failed creations of admin-access claims"), func(ctx context.Context) {
+		e := envOf(ctx)
 		s := newScraper(ctx, f, metrics.ControllerManager)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
-		setNamespaceLabel(ctx, f.Namespace.Name, env.Rel.AdminLabel, nil)
+		setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.AdminLabel, nil)
 		before, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
 		pod := startFromTemplate(ctx, b, tmpl, 1)[0]
 
 		refused := fmt.Sprintf("Warning FailedResourceClaimCreation: PodResourceClaim c-%s: ", tmpl.Name)
 		expectPodEvent(ctx, pod, allocateTimeout, gomega.And(gomega.HavePrefix(refused),
-			gomega.ContainSubstring(env.Rel.AdminAccessFieldPath(0)+": Forbidden: "+env.Rel.AdminAccessDenial())),
+			gomega.ContainSubstring(e.Rel.AdminAccessFieldPath(0)+": Forbidden: "+e.Rel.AdminAccessDenial())),
 			"kube-controller-manager reports kube-apiserver's denial on the pod")
 		// The controller retries with backoff, and each refused attempt counts.
 		eventuallyScraped(ctx, s.createsSince(before)).WithTimeout(allocateTimeout).Should(gomega.HaveField("Failure", gomega.BeNumerically(">=", 1)))
@@ -190,11 +194,11 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		}).WithTimeout(stableFor).Should(gomega.BeZero(), "no creation succeeded")
 		after, err := s.controllerManager(ctx)
 		framework.ExpectNoError(err)
-		if env.Rel.Metrics.Labelled {
-			expectFamily(after, env.Rel.Metrics.CreatesTotal)
+		if e.Rel.Metrics.Labelled {
+			expectFamily(after, e.Rel.Metrics.CreatesTotal)
 			gomega.Expect(got.AdminFailure).To(gomega.Equal(got.Failure), "every failure is labelled admin_access=\"true\"")
 		} else {
-			expectFamily(after, env.Rel.Metrics.CreateFailures)
+			expectFamily(after, e.Rel.Metrics.CreateFailures)
 		}
 		gomega.Expect(claimsIn(ctx, b)).To(gomega.BeEmpty(), "no claim exists")
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending))
@@ -204,6 +208,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 	})
 
 	it("counts a pod in scheduler_unschedulable_pods for DynamicResources when admin access may not take the device its own claim takes", kep("kube-scheduler cannot allocate a claim with admin access: unschedulable_pods counts it under DynamicResources"), func(ctx context.Context) {
+		e := envOf(ctx)
 		// With the gate on, the allocator has one reason of admin access's
 		// own to pass a device over: admin access may take a device other
 		// claims hold, not one another request of its own claim takes
@@ -217,9 +222,9 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		// kube-apiserver's denial of the allocation in a namespace without
 		// the label (PreBind, the authz group).
 		s := newScraper(ctx, f, metrics.Scheduler)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
-		name := env.Rel.Metrics.SchedulerUnschedulable
+		name := e.Rel.Metrics.SchedulerUnschedulable
 		dra := map[string]string{"plugin": "DynamicResources", "profile": corev1.DefaultSchedulerName}
 		unschedulable := func(ctx context.Context) (float64, error) {
 			fams, err := s.Scrape(ctx, metrics.Scheduler, s.node)
@@ -239,8 +244,8 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		gomega.Expect(observe.RequestsAdminAccessFields(claim.Spec.Devices)).To(gomega.Equal([]string{"true", "true"}), "claim %s's requests[].adminAccess as stored", claim.Name)
 		pod, err := b.CreatePod(ctx, b.Pod(builder.UsingClaim(claim)))
 		framework.ExpectNoError(err)
-		allocator := env.Allocator()
-		defect, declared := env.Rel.KnownDefect(release.DefectDeviceTwiceInClaim, allocator)
+		allocator := e.Allocator()
+		defect, declared := e.Rel.KnownDefect(release.DefectDeviceTwiceInClaim, allocator)
 		var defectSeen string // where declared and seen: the verdict the spec ends with
 		got, refused := allocatedOrRefused(ctx, b, pod, claim.Name)
 		switch {
@@ -248,7 +253,7 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			// 1.33 has no such reason: its allocator gives the device twice.
 			given := resultsGiven(got)
 			gomega.Expect(got.Status.Allocation.Devices.Results).To(gomega.HaveLen(2), "claim %s's results", claim.Name)
-			gomega.Expect(devicesTwice(got)).To(gomega.HaveLen(1), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share device 0, got %v", defect.Issue, env.Rel.Minor, claim.Name, given)
+			gomega.Expect(devicesTwice(got)).To(gomega.HaveLen(1), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share device 0, got %v", defect.Issue, e.Rel.Minor, claim.Name, given)
 			deletePod(ctx, pod)
 			defectSeen = defect.Verdict(fmt.Sprintf(
 				"kube-scheduler's %s allocator gave claim %s %s (%s), so no claim waits for admin access's own reason on this release; the gauge was checked with an admin-access claim no device matches",
@@ -262,12 +267,12 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 			framework.ExpectNoError(err)
 			expectCannotAllocate(ctx, pod)
 		case declared:
-			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refused)
+			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(e.Rel.Minor, allocator), pod.Name, refused)
 		case got != nil:
 			framework.Failf("claim %s's two admin-access requests for device 0 were allocated (%s allocator): %v; admin access may not take a device its own claim takes",
 				claim.Name, allocator, got.Status.Allocation.Devices.Results)
 		}
-		if nodesReachable() && defectSeen == "" {
+		if nodesReachable(e) && defectSeen == "" {
 			expectAllocatorLogged(ctx, pod, contract.DeviceName(0), release.CauseInUseInClaim, "the second admin-access request is refused device 0, which the first takes")
 		}
 		gomega.Expect(snapshot(ctx, pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", pod.Name)
@@ -278,13 +283,13 @@ var _ = framework.Describe("Admin access metrics", ginkgo.Label("metrics"), fram
 		expectFamily(fams, name)
 
 		deletePod(ctx, pod)
-		if env.Rel.Metrics.UnschedulableForgetsDeleted {
+		if e.Rel.Metrics.UnschedulableForgetsDeleted {
 			eventuallyScraped(ctx, unschedulable).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline), "and stops counting it once it is gone")
 		} else {
 			// Before 1.36 only a new scheduling attempt took a pod out of the
 			// gauge, and a deleted pod gets none: the release keeps counting it.
 			consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(baseline+1),
-				"Kubernetes %s keeps counting a deleted pod (the decrement on deletion came in 1.36)", env.Rel.Minor)
+				"Kubernetes %s keeps counting a deleted pod (the decrement on deletion came in 1.36)", e.Rel.Minor)
 		}
 		if defectSeen != "" {
 			stopWithVerdict(report.KnownDefectEntry, defect.Issue, defectSeen)

@@ -21,7 +21,8 @@ func anyWorker(ctx context.Context) string {
 // (a single-node cluster's only node).
 func workers(ctx context.Context) []string {
 	ginkgo.GinkgoHelper()
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	var out, all []string
 	for _, n := range nodes.Items {
@@ -41,10 +42,11 @@ func workers(ctx context.Context) []string {
 // suite did not create, deploy.Options.WorkersOnly).
 func bundledDriverNodes(ctx context.Context) []string {
 	ginkgo.GinkgoHelper()
-	if env.Driver.WorkersOnly {
+	e := envOf(ctx)
+	if e.Driver.WorkersOnly {
 		return workers(ctx)
 	}
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	var out []string
 	for _, n := range nodes.Items {

@@ -40,6 +40,7 @@ func expectRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map
 // workload printed its environment, and returns each container's.
 func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev1.Pod) map[string]map[string]string {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	var envs map[string]map[string]string
 	// Ended by a break (clusterbreaks.go); the message reads ctx, not ended.
 	wait, done := untilBroken(ctx)
@@ -54,7 +55,7 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 		}
 		got := map[string]map[string]string{}
 		for _, c := range p.Spec.Containers {
-			if env.Vendor != nil {
+			if e.Vendor != nil {
 				// The user's driver promises no variables to read.
 				got[c.Name] = map[string]string{}
 				continue
@@ -82,7 +83,8 @@ func expectContainersRunning(ctx context.Context, b *builder.Builder, pod *corev
 // one it names, or the one the controller made from its template.
 func podClaimName(ctx context.Context, pod *corev1.Pod) string {
 	ginkgo.GinkgoHelper()
-	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	e := envOf(ctx)
+	p, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	gomega.Expect(p.Spec.ResourceClaims).To(gomega.HaveLen(1), "pod %s", pod.Name)
 	name := p.Spec.ResourceClaims[0].ResourceClaimName
@@ -125,7 +127,8 @@ type podSnapshot struct {
 
 func snapshot(ctx context.Context, pod *corev1.Pod) podSnapshot {
 	ginkgo.GinkgoHelper()
-	p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	e := envOf(ctx)
+	p, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	framework.ExpectNoError(err)
 	s := podSnapshot{UID: p.UID, Phase: p.Status.Phase}
 	for _, cs := range p.Status.ContainerStatuses {
@@ -155,7 +158,8 @@ func expectAllUndisturbed(ctx context.Context, pods []*corev1.Pod, before []podS
 
 // podEvents lists "reason: message" of the events of one pod.
 func podEvents(ctx context.Context, pod *corev1.Pod) []string {
-	list, err := env.Client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
+	e := envOf(ctx)
+	list, err := e.Client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod.Name})
 	if err != nil {
 		return []string{err.Error()}
@@ -200,8 +204,8 @@ func expectPodEvent(ctx context.Context, pod *corev1.Pod, timeout time.Duration,
 
 // controllerGateOffEvent is the event kube-controller-manager without the gate
 // puts on a pod whose claim would come from tmpl.
-func controllerGateOffEvent(tmpl *resourceapi.ResourceClaimTemplate) string {
-	return "Warning " + release.ControllerGateOffReason + ": " + env.Rel.ControllerGateOffMessage("c-"+tmpl.Name)
+func controllerGateOffEvent(rel release.Release, tmpl *resourceapi.ResourceClaimTemplate) string {
+	return "Warning " + release.ControllerGateOffReason + ": " + rel.ControllerGateOffMessage("c-"+tmpl.Name)
 }
 
 // failedScheduling matches kube-scheduler's event for a pod it could not
@@ -226,9 +230,10 @@ func runOn(ctx context.Context, b *builder.Builder, node string, opts ...builder
 // longer reserved for it.
 func deletePod(ctx context.Context, pod *corev1.Pod) {
 	ginkgo.GinkgoHelper()
-	framework.ExpectNoError(env.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
+	e := envOf(ctx)
+	framework.ExpectNoError(e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		_, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		return err
 	}).WithTimeout(podStartTimeout).Should(gomega.Satisfy(apierrors.IsNotFound), "pod %s is gone", pod.Name)
 }
@@ -280,13 +285,14 @@ func startFromTemplate(ctx context.Context, b *builder.Builder, tmpl *resourceap
 // claim the controller makes from tmpl. Its pods carry the label app=name.
 func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl *resourceapi.ResourceClaimTemplate, onNodes ...string) *appsv1.DaemonSet {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	spec := b.PodSpec(builder.FromTemplate(tmpl))
 	builder.ToleratingAllTaints(&spec)
 	if len(onNodes) > 0 { // only where the class has devices
 		builder.OnNodes(&spec, onNodes...)
 	}
 	labels := map[string]string{"app": name}
-	ds, err := env.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
+	ds, err := e.Client.AppsV1().DaemonSets(b.Namespace).Create(ctx, &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
@@ -298,9 +304,10 @@ func createDaemonSet(ctx context.Context, b *builder.Builder, name string, tmpl 
 // podsWithClaims waits until the controller created each pod's claim.
 func podsWithClaims(ctx context.Context, pods []*corev1.Pod) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	for _, pod := range pods {
 		gomega.Eventually(ctx, func(ctx context.Context) ([]corev1.PodResourceClaimStatus, error) {
-			p, err := env.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			p, err := e.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}

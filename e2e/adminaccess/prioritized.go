@@ -33,16 +33,17 @@ var prioritizedPromises = []featurePromise{
 }
 
 func adminBesideFirstAvailable(ctx context.Context, f *framework.Framework, _ *featureDriver, seen func(context.Context)) {
+	e := envOf(ctx)
 	require(ctx, release.NeedPrioritizedList, nil)
-	b := newBuilder(f)
+	b := newBuilder(ctx, f)
 	node := anyWorker(ctx)
 	// sub-0 asks for a device no node has, so the list must fall to sub-1.
-	list := [][]builder.RequestOption{{builder.DeviceIndex(env.Driver.Devices + 7)}, {builder.NotDeviceIndex(0)}}
+	list := [][]builder.RequestOption{{builder.DeviceIndex(e.Driver.Devices + 7)}, {builder.NotDeviceIndex(0)}}
 	admin := builder.Request(builder.AdminAccess(), builder.DeviceIndex(0))
 
 	ginkgo.By("without the namespace label the claim is denied at spec.devices.requests[1].adminAccess")
 	_, err := b.CreateClaim(ctx, b.ClaimFirstAvailable(list, admin))
-	gomega.Expect(err).To(expect.MatchForbiddenAt(env.Rel.AdminAccessFieldPath(1), env.Rel.AdminAccessDenial()))
+	gomega.Expect(err).To(expect.MatchForbiddenAt(e.Rel.AdminAccessFieldPath(1), e.Rel.AdminAccessDenial()))
 
 	ginkgo.By("with the label it is stored, and allocated: the list's second subrequest, and device 0 with admin access")
 	labelForAdmin(ctx, f.Namespace.Name)

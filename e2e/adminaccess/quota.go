@@ -36,6 +36,7 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 	f := newAnyDriverFramework("quota")
 
 	it("counts admin-access requests toward the device class's ResourceQuota exactly like ordinary ones", kep("requests asking for adminAccess contribute to the quota"), func(ctx context.Context) {
+		e := envOf(ctx)
 		b, q := classQuota(ctx, f, "one-device")
 		q.limit(ctx, 1)
 
@@ -56,10 +57,10 @@ var _ = framework.Describe("Admin access quota", ginkgo.Label("allocation"), fun
 		q.expectRecounted(ctx, 1, "claim "+first.Name)
 
 		ginkgo.By("an ordinary claim takes it instead: now an admin-access claim is refused")
-		framework.ExpectNoError(env.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
+		framework.ExpectNoError(e.DRA.ResourceClaims(first.Namespace).Delete(ctx, first.Name, metav1.DeleteOptions{}))
 		released := gomega.HaveField("Used", gomega.HaveKeyWithValue(q.key, quantityOf(0)))
 		poll, recounts := q.status, 0
-		if env.Rel.ClaimQuotaMayMissDeletes() {
+		if e.Rel.ClaimQuotaMayMissDeletes() {
 			// This release's quota controller may miss the deletion until its
 			// five-minute resync: have it recount instead, as it does whenever
 			// a quota's hard limits change, while the claim is still counted.
@@ -145,13 +146,15 @@ type deviceQuota struct {
 // quota is made by its first limit.
 func classQuota(ctx context.Context, f *framework.Framework, name string) (*builder.Builder, deviceQuota) {
 	ginkgo.GinkgoHelper()
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	labelForAdmin(ctx, f.Namespace.Name)
-	return b, deviceQuota{namespace: f.Namespace.Name, name: name, key: corev1.ResourceName(env.Driver.DeviceClass + corev1.ResourceClaimsPerClass), b: b}
+	return b, deviceQuota{namespace: f.Namespace.Name, name: name, key: corev1.ResourceName(e.Driver.DeviceClass + corev1.ResourceClaimsPerClass), b: b}
 }
 
 func (q deviceQuota) status(ctx context.Context) (corev1.ResourceQuotaStatus, error) {
-	got, err := env.Client.CoreV1().ResourceQuotas(q.namespace).Get(ctx, q.name, metav1.GetOptions{})
+	e := envOf(ctx)
+	got, err := e.Client.CoreV1().ResourceQuotas(q.namespace).Get(ctx, q.name, metav1.GetOptions{})
 	if err != nil {
 		return corev1.ResourceQuotaStatus{}, err
 	}
@@ -163,18 +166,19 @@ func (q deviceQuota) status(ctx context.Context) (corev1.ResourceQuotaStatus, er
 // compares against status, not spec.
 func (q deviceQuota) limit(ctx context.Context, n int64) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	hard := corev1.ResourceList{q.key: quantityOf(n)}
-	_, err := env.Client.CoreV1().ResourceQuotas(q.namespace).Get(ctx, q.name, metav1.GetOptions{})
+	_, err := e.Client.CoreV1().ResourceQuotas(q.namespace).Get(ctx, q.name, metav1.GetOptions{})
 	created := apierrors.IsNotFound(err)
 	switch {
 	case created:
-		_, err = env.Client.CoreV1().ResourceQuotas(q.namespace).Create(ctx, &corev1.ResourceQuota{
+		_, err = e.Client.CoreV1().ResourceQuotas(q.namespace).Create(ctx, &corev1.ResourceQuota{
 			ObjectMeta: metav1.ObjectMeta{Name: q.name},
 			Spec:       corev1.ResourceQuotaSpec{Hard: hard},
 		}, metav1.CreateOptions{})
 	case err == nil:
 		patch := fmt.Sprintf(`{"spec":{"hard":{%q:"%d"}}}`, q.key, n)
-		_, err = env.Client.CoreV1().ResourceQuotas(q.namespace).Patch(ctx, q.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		_, err = e.Client.CoreV1().ResourceQuotas(q.namespace).Patch(ctx, q.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	}
 	framework.ExpectNoError(err, "setting quota %s to %s=%d", q.name, q.key, n)
 	var st corev1.ResourceQuotaStatus
@@ -204,7 +208,7 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 		over.Name = "quota-probe-over"
 		refused := q.exceeded(more, used.Value(), n)
 		gomega.Eventually(ctx, func(ctx context.Context) error {
-			_, err := env.DRA.ResourceClaims(q.namespace).Create(ctx, over, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			_, err := e.DRA.ResourceClaims(q.namespace).Create(ctx, over, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			switch {
 			case err == nil:
 				return fmt.Errorf("a claim for %d device(s) was admitted", more)
@@ -221,7 +225,7 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 	probe := q.b.Claim(builder.Count(room))
 	probe.Name = "quota-probe"
 	gomega.Eventually(ctx, func(ctx context.Context) error {
-		_, err := env.DRA.ResourceClaims(q.namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := e.DRA.ResourceClaims(q.namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
 	}).WithTimeout(allocateTimeout).Should(gomega.Succeed(),
 		"kube-apiserver's quota admission admits a claim for the %d device(s) left under quota %s's new limit %d (dry run)", room, q.name, n)
@@ -232,8 +236,9 @@ func (q deviceQuota) limit(ctx context.Context, n int64) {
 // kube-controller-manager recounts every resource of a quota whose hard
 // limits changed.
 func (q deviceQuota) recount(ctx context.Context, n int) error {
+	e := envOf(ctx)
 	patch := fmt.Sprintf(`{"spec":{"hard":{"count/configmaps":"%d"}}}`, 100+n)
-	_, err := env.Client.CoreV1().ResourceQuotas(q.namespace).Patch(ctx, q.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := e.Client.CoreV1().ResourceQuotas(q.namespace).Patch(ctx, q.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
 
@@ -42,11 +43,12 @@ import (
 // an ordinary or an admin-access request, then an admin-access one for all
 // devices, which only allocateDevice's check refuses.
 func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
-	b := newBuilder(f)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
 	node := devicesNode(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
-	allocator := env.Allocator()
-	defect, declared := env.Rel.KnownDefect(release.DefectDeviceTwiceInClaim, allocator)
+	allocator := e.Allocator()
+	defect, declared := e.Rel.KnownDefect(release.DefectDeviceTwiceInClaim, allocator)
 	var twice []string // where the defect is declared: what each claim got
 
 	// start creates the claim and a pod using it on the node.
@@ -60,7 +62,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	}
 
 	ginkgo.By("two admin-access requests of one claim get two devices")
-	if n := devicesOn(node); n < 2 {
+	if n := devicesOn(e, node); n < 2 {
 		framework.Failf("node %s has %d device(s) of class %s: two admin-access requests of one claim need two", node, n, b.Class)
 	}
 	claim, pod := start(builder.Request(builder.AdminAccess()), builder.Request(builder.AdminAccess()))
@@ -68,7 +70,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 	gomega.Expect(resultsByRequest(got)).To(gomega.Equal(map[string]bool{builder.RequestNameAt(0): true, builder.RequestNameAt(1): true}),
 		"status.allocation.devices.results[].request and adminAccess of claim %s", claim.Name)
 	if declared {
-		gomega.Expect(devicesTwice(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share one device, got %v", defect.Issue, env.Rel.Minor, claim.Name, resultsGiven(got))
+		gomega.Expect(devicesTwice(got)).NotTo(gomega.BeEmpty(), "%s is declared for Kubernetes %s: claim %s's two admin-access requests should share one device, got %v", defect.Issue, e.Rel.Minor, claim.Name, resultsGiven(got))
 		twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(resultsGiven(got), ", ")))
 	} else {
 		gomega.Expect(devicesTwice(got)).To(gomega.BeEmpty(), "claim %s's two admin-access requests must get two devices (%s allocator), got %v", claim.Name, allocator, resultsGiven(got))
@@ -114,20 +116,20 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 			// of them, and the one device the other request got is the
 			// only one named twice.
 			all, one := builder.RequestNameAt(1-sh.one), builder.RequestNameAt(sh.one)
-			gomega.Expect(devicesOf(got, all)).To(gomega.HaveLen(devicesOn(node)), "%s is declared for Kubernetes %s: claim %s's request %s for every device of %s should get all %d, got %v",
-				defect.Issue, env.Rel.Minor, claim.Name, all, node, devicesOn(node), resultsGiven(got))
+			gomega.Expect(devicesOf(got, all)).To(gomega.HaveLen(devicesOn(e, node)), "%s is declared for Kubernetes %s: claim %s's request %s for every device of %s should get all %d, got %v",
+				defect.Issue, e.Rel.Minor, claim.Name, all, node, devicesOn(e, node), resultsGiven(got))
 			gomega.Expect(devicesTwice(got)).To(gomega.Equal(devicesOf(got, one)), "%s is declared for Kubernetes %s: claim %s should get for both requests the device of request %s and no other twice, got %v",
-				defect.Issue, env.Rel.Minor, claim.Name, one, resultsGiven(got))
+				defect.Issue, e.Rel.Minor, claim.Name, one, resultsGiven(got))
 			twice = append(twice, fmt.Sprintf("claim %s: %s", claim.Name, strings.Join(resultsGiven(got), ", ")))
 			deletePod(ctx, pod)
 			deleteClaim(ctx, b, got)
 		case declared:
-			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(env.Rel.Minor, allocator), pod.Name, refusal)
+			framework.Failf("%s; kube-scheduler refused pod %s: %s", defect.NotReproduced(e.Rel.Minor, allocator), pod.Name, refusal)
 		case got != nil:
 			framework.Failf("claim %s was allocated devices %v for two of its requests (%s allocator): %v; %s",
 				claim.Name, devicesTwice(got), allocator, resultsGiven(got), sh.what)
 		default:
-			if nodesReachable() {
+			if nodesReachable(e) {
 				expectAllocatorLogged(ctx, pod, "", sh.cause, sh.what)
 			}
 			refused, waiting = append(refused, claim.Name), append(waiting, pod)
@@ -157,15 +159,15 @@ func devicesOf(c *resourceapi.ResourceClaim, request string) []string {
 }
 
 // nodeDevices names the node's devices of the class, pool/device.
-func nodeDevices(node string) []string {
+func nodeDevices(e *testenv.Env, node string) []string {
 	var out []string
-	if env.Vendor == nil {
-		for i := 0; i < env.Driver.Devices; i++ {
+	if e.Vendor == nil {
+		for i := 0; i < e.Driver.Devices; i++ {
 			out = append(out, poolDevice(contract.SlotPool(node, specSlot), contract.DeviceName(i)))
 		}
 		return out
 	}
-	for _, d := range env.Vendor.Devices[node] {
+	for _, d := range e.Vendor.Devices[node] {
 		out = append(out, d.Pool+"/"+d.Name)
 	}
 	return out
@@ -175,12 +177,13 @@ func nodeDevices(node string) []string {
 // other than with admin access.
 func expectDevicesFree(ctx context.Context, driver, node string) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	mine := map[string]bool{}
-	for _, d := range nodeDevices(node) {
+	for _, d := range nodeDevices(e, node) {
 		mine[d] = true
 	}
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
-		list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+		list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 )
 
 // schedulerLog is the log since then of the kube-scheduler that schedules
@@ -23,21 +24,22 @@ import (
 // under (specScheduler).
 func schedulerLog(ctx context.Context, since metav1.Time) string {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	pod := specScheduler
 	if pod == "" {
-		own, err := clusterScheduler(ctx)
+		own, err := clusterScheduler(ctx, e)
 		framework.ExpectNoError(err)
 		pod = own.Name
 	}
-	raw, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
+	raw, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
 	framework.ExpectNoError(err, "reading %s's log", pod)
 	return string(raw)
 }
 
 // clusterScheduler is the cluster's kube-scheduler: its static pod's
 // mirror, the one pod labelled component=kube-scheduler in kube-system.
-func clusterScheduler(ctx context.Context) (*corev1.Pod, error) {
-	pods, err := env.Client.CoreV1().Pods(schedulerSystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+func clusterScheduler(ctx context.Context, e *testenv.Env) (*corev1.Pod, error) {
+	pods, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
 	if err != nil {
 		return nil, fmt.Errorf("listing kube-scheduler's pod: %w", err)
 	}

@@ -34,16 +34,17 @@ type scraper struct {
 // cluster may skip (release.NeedMetricsEndpoints).
 func newScraper(ctx context.Context, f *framework.Framework, reads ...metrics.Component) *scraper {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	var sc *scraper
 	require(ctx, release.NeedMetricsEndpoints, func(ctx context.Context) error {
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: deploy.ControlPlaneLabel})
+		nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: deploy.ControlPlaneLabel})
 		if err != nil {
 			return err
 		}
 		if len(nodes.Items) == 0 {
 			return errors.New("no node has the control-plane role, so the components' metric endpoints cannot be found")
 		}
-		s, err := metrics.NewScraper(ctx, env.Client, env.Config, f.Namespace.Name)
+		s, err := metrics.NewScraper(ctx, e.Client, e.Config, f.Namespace.Name)
 		if err != nil {
 			return err
 		}
@@ -82,8 +83,7 @@ func (s *scraper) scheduler(ctx context.Context) (metrics.Families, error) {
 // AdminFailure is the part of Failure labelled admin_access="true" (1.34+).
 type creates struct{ AdminSuccess, OrdinarySuccess, Failure, AdminFailure float64 }
 
-func readCreates(f metrics.Families) creates {
-	m := env.Rel.Metrics
+func readCreates(m release.Metrics, f metrics.Families) creates {
 	if !m.Labelled { // 1.33: attempts and failures, no admin_access label
 		return creates{OrdinarySuccess: f.Sum(m.CreatesTotal, nil) - f.Sum(m.CreateFailures, nil), Failure: f.Sum(m.CreateFailures, nil)}
 	}
@@ -100,16 +100,15 @@ func (c creates) minus(o creates) creates {
 }
 
 // expectedCreates is what N admin and M ordinary creations add, per release.
-func expectedCreates(admin, ordinary int) creates {
-	if !env.Rel.Metrics.Labelled {
+func expectedCreates(m release.Metrics, admin, ordinary int) creates {
+	if !m.Labelled {
 		return creates{OrdinarySuccess: float64(admin + ordinary)}
 	}
 	return creates{AdminSuccess: float64(admin), OrdinarySuccess: float64(ordinary)}
 }
 
 // claimGauge is the resource_claims gauge as the release exposes it.
-func claimGauge(f metrics.Families) map[string]float64 {
-	m := env.Rel.Metrics
+func claimGauge(m release.Metrics, f metrics.Families) map[string]float64 {
 	if !m.Labelled {
 		return map[string]float64{"all": f.Sum(m.ResourceClaims, nil), "allocated": f.Sum(m.AllocatedResourceClaims, nil)}
 	}
@@ -118,11 +117,12 @@ func claimGauge(f metrics.Families) map[string]float64 {
 
 // expectedClaimGauge computes that gauge from the claims that exist now.
 func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
-	list, err := env.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
+	e := envOf(ctx)
+	list, err := e.DRA.ResourceClaims("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if !env.Rel.Metrics.Labelled {
+	if !e.Rel.Metrics.Labelled {
 		out := map[string]float64{"all": float64(len(list.Items)), "allocated": 0}
 		for _, c := range list.Items {
 			if c.Status.Allocation != nil {
@@ -135,7 +135,7 @@ func expectedClaimGauge(ctx context.Context) (map[string]float64, error) {
 	for i := range list.Items {
 		claims = append(claims, gaugeClaim(&list.Items[i]))
 	}
-	return metrics.ExpectedClaimGauge(claims, env.Rel.Metrics.SourceLabel), nil
+	return metrics.ExpectedClaimGauge(claims, e.Rel.Metrics.SourceLabel), nil
 }
 
 // gaugeClaim is what the resource_claims gauge reads of a claim.
@@ -165,11 +165,12 @@ func consistentlyScraped(ctx context.Context, read any) gomega.AsyncAssertion {
 // createsSince reads how the creation counters moved since before.
 func (s *scraper) createsSince(before metrics.Families) func(ctx context.Context) (creates, error) {
 	return func(ctx context.Context) (creates, error) {
+		e := envOf(ctx)
 		after, err := s.controllerManager(ctx)
 		if err != nil {
 			return creates{}, err
 		}
-		return readCreates(after).minus(readCreates(before)), nil
+		return readCreates(e.Rel.Metrics, after).minus(readCreates(e.Rel.Metrics, before)), nil
 	}
 }
 

@@ -53,8 +53,9 @@ func leavesClientsBehind(c profile.Component) bool {
 // and puts the wait on the report's timeline.
 func settle(ctx context.Context, after string) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	start := time.Now()
-	framework.ExpectNoError(deploy.WaitPublished(ctx, env.Client, env.Dynamic, env.Driver, env.ResourceAPI, settleTimeout),
+	framework.ExpectNoError(deploy.WaitPublished(ctx, e.Client, e.Dynamic, e.Driver, e.ResourceAPI, settleTimeout),
 		"the driver's devices are published on every node again after %s", after)
 	// Each part's end goes into the closing line: a slow settle says
 	// which link was late.
@@ -67,24 +68,24 @@ func settle(ctx context.Context, after string) {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if err := env.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := e.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			framework.Logf("deleting namespace %s: %v", ns.Name, err)
 		}
 	}()
 	// Made here, not waited for: kube-controller-manager's service-account
 	// controller may not have its lease yet, and the pods need no token.
-	_, err = env.Client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	_, err = e.Client.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		framework.ExpectNoError(err, "creating the settle namespace's service account")
 	}
-	b := &builder.Builder{Namespace: ns.Name, Class: env.Driver.DeviceClass, DriverName: env.Driver.DriverName,
-		Image: env.Driver.Image, Client: env.Client, DRA: env.DRA}
+	b := &builder.Builder{Namespace: ns.Name, Class: e.Driver.DeviceClass, DriverName: e.Driver.DriverName,
+		Image: e.Driver.Image, Client: e.Client, DRA: e.DRA}
 	tmpl, err := b.CreateTemplate(ctx, b.Template())
 	framework.ExpectNoError(err)
 	// Every node, the control plane too: the DaemonSet specs run pods there,
 	// and its kubelet reaches kube-apiserver on its own address, which the
 	// hold lets through, so it is the likeliest to be left in back-off.
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	framework.ExpectNoError(err)
 	for _, node := range nodes.Items {
 		pod := builder.OnNode(b.Pod(builder.FromTemplate(tmpl)), node.Name)
@@ -98,7 +99,7 @@ func settle(ctx context.Context, after string) {
 	var pods *corev1.PodList
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
 		var err error
-		if pods, err = env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{}); err != nil {
+		if pods, err = e.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{}); err != nil {
 			return nil, err
 		}
 		var waiting []string
@@ -114,17 +115,17 @@ func settle(ctx context.Context, after string) {
 	running := time.Since(start)
 	links := settleLinks(ctx, pods)
 
-	framework.ExpectNoError(env.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
+	framework.ExpectNoError(e.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 	gomega.Eventually(ctx, func(ctx context.Context) ([]string, error) {
 		var left []string
-		pods, err := env.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		pods, err := e.Client.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range pods.Items {
 			left = append(left, "pod "+p.Name)
 		}
-		claims, err := env.DRA.ResourceClaims(ns.Name).List(ctx, metav1.ListOptions{})
+		claims, err := e.DRA.ResourceClaims(ns.Name).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -144,10 +145,11 @@ func settle(ctx context.Context, after string) {
 // keeps: a slow settle then names the client that was late. A part it
 // cannot read is left out; this is a report, not a check.
 func settleLinks(ctx context.Context, pods *corev1.PodList) string {
+	e := envOf(ctx)
 	if len(pods.Items) == 0 {
 		return "no pods"
 	}
-	claims, err := env.DRA.ResourceClaims(pods.Items[0].Namespace).List(ctx, metav1.ListOptions{})
+	claims, err := e.DRA.ResourceClaims(pods.Items[0].Namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "links not read: " + err.Error()
 	}

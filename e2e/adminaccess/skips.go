@@ -9,6 +9,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 )
 
 // require is the only way a spec skips. Where the release table declares that
@@ -20,7 +21,8 @@ import (
 // an existing cluster that does answer still runs the spec.
 func require(ctx context.Context, n release.Need, probe func(context.Context) error) {
 	ginkgo.GinkgoHelper()
-	skip, declared := env.Rel.SkipFor(n, env.Mode())
+	e := envOf(ctx)
+	skip, declared := e.Rel.SkipFor(n, e.Mode())
 	why := skip.Reason
 	if probe != nil {
 		err := probe(ctx)
@@ -28,7 +30,7 @@ func require(ctx context.Context, n release.Need, probe func(context.Context) er
 			return
 		}
 		if !declared {
-			framework.Failf("this spec needs %s, which a cluster the suite created must give on Kubernetes %s: %v", n, env.Rel.Minor, err)
+			framework.Failf("this spec needs %s, which a cluster the suite created must give on Kubernetes %s: %v", n, e.Rel.Minor, err)
 		}
 		why = fmt.Sprintf("%s (%v)", why, err)
 	} else if !declared {
@@ -63,10 +65,11 @@ func stopWithVerdict(entry, value, why string) {
 // pendingNeed is per process: a process runs one spec at a time.
 var pendingNeed *release.Need
 
-func requireAtKEP(n release.Need) {
+func requireAtKEP(ctx context.Context, n release.Need) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	pendingNeed = nil
-	if _, declared := env.Rel.SkipFor(n, env.Mode()); !declared {
+	if _, declared := e.Rel.SkipFor(n, e.Mode()); !declared {
 		return
 	}
 	pendingNeed = &n
@@ -80,22 +83,23 @@ func requireAtKEP(n release.Need) {
 }
 
 // takeRequiredSkip takes the skip requireAtKEP found declared, if any.
-func takeRequiredSkip() {
+func takeRequiredSkip(e *testenv.Env) {
 	ginkgo.GinkgoHelper()
 	if pendingNeed == nil {
 		return
 	}
 	n := *pendingNeed
 	pendingNeed = nil
-	// Without a probe require reads no context.
-	require(context.Background(), n, nil)
+	// Without a probe require reads no context but the environment.
+	require(withEnv(context.Background(), e), n, nil)
 }
 
 // requireNodeAccess: the spec looks inside the nodes.
 func requireNodeAccess(ctx context.Context) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	require(ctx, release.NeedNodeAccess, nil)
-	if env.Cluster == nil {
+	if e.Cluster == nil {
 		framework.Failf("this spec looks inside the nodes, but the suite has no kind cluster to reach them")
 	}
 }
@@ -103,9 +107,9 @@ func requireNodeAccess(ctx context.Context) {
 // nodesReachable says whether the suite may look inside the nodes without
 // a skip: on the clusters it makes, which run kube-scheduler at the
 // allocator's log level and let a component be restarted with other flags.
-func nodesReachable() bool {
-	_, declared := env.Rel.DeclaredSkip(release.NeedNodeAccess, env.Mode())
-	return !declared && env.Cluster != nil
+func nodesReachable(e *testenv.Env) bool {
+	_, declared := e.Rel.DeclaredSkip(release.NeedNodeAccess, e.Mode())
+	return !declared && e.Cluster != nil
 }
 
 // requireGateSwitching: the spec restarts components with the gate switched.

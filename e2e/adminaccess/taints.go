@@ -18,6 +18,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
@@ -51,6 +52,7 @@ var taintPromises = []featurePromise{
 func tolerationNeeded(i int) func(context.Context, *framework.Framework, *featureDriver, func(context.Context)) {
 	dev := contract.TaintedDevices[i]
 	return func(ctx context.Context, f *framework.Framework, tainted *featureDriver, seen func(context.Context)) {
+		e := envOf(ctx)
 		b := tainted.builder(ctx, f)
 		node := anyWorker(ctx)
 		labelForAdmin(ctx, f.Namespace.Name)
@@ -71,7 +73,7 @@ func tolerationNeeded(i int) func(context.Context, *framework.Framework, *featur
 
 		ginkgo.By("the same request tolerating the taint gets the device with admin access")
 		tolerating := []builder.RequestOption{builder.DeviceIndex(i), builder.AdminAccess(), builder.Tolerating(contract.TaintKey, dev.Effect)}
-		if defect, declared := toleranceLost(dev.Effect); declared {
+		if defect, declared := toleranceLost(e, dev.Effect); declared {
 			// The pod may be gone before it runs: the claim is read as
 			// soon as it is allocated, before the eviction ends in its
 			// release.
@@ -100,6 +102,7 @@ func tolerationNeeded(i int) func(context.Context, *framework.Framework, *featur
 }
 
 func evictedUnlessTolerated(ctx context.Context, f *framework.Framework, tainted *featureDriver, seen func(context.Context)) {
+	e := envOf(ctx)
 	b := tainted.builder(ctx, f)
 	node := anyWorker(ctx)
 	labelForAdmin(ctx, f.Namespace.Name)
@@ -114,10 +117,10 @@ func evictedUnlessTolerated(ctx context.Context, f *framework.Framework, tainted
 	evictedMarks, keptMarks := watchEviction(ctx, evicted), watchEviction(ctx, kept)
 
 	ginkgo.By("the driver adds a NoExecute taint to " + dev.Name + ", which both admin-access claims have")
-	framework.ExpectNoError(deploy.SetTaints(ctx, env.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
+	framework.ExpectNoError(deploy.SetTaints(ctx, e.Client, *tainted.opts, contract.AddedTaints{dev.Name: "NoExecute"}))
 	expectEvicted(ctx, evictedMarks,
 		"kube-controller-manager should evict pod %s: its admin-access request tolerates %s only with effect %s", evicted.Name, contract.TaintKey, dev.Effect)
-	if defect, declared := toleranceLost("NoExecute"); declared {
+	if defect, declared := toleranceLost(e, "NoExecute"); declared {
 		evictedAsDeclared(ctx, keptMarks, keptClaim, defect, seen)
 		return
 	}
@@ -157,7 +160,7 @@ type evictionWatch struct {
 // the rest of the spec.
 func watchEviction(ctx context.Context, pod *corev1.Pod) *evictionWatch {
 	ginkgo.GinkgoHelper()
-	w, err := env.Client.CoreV1().Pods(pod.Namespace).Watch(ctx, metav1.ListOptions{
+	w, err := envOf(ctx).Client.CoreV1().Pods(pod.Namespace).Watch(ctx, metav1.ListOptions{
 		FieldSelector: "metadata.name=" + pod.Name, ResourceVersion: pod.ResourceVersion})
 	framework.ExpectNoError(err, "watching pod %s", pod.Name)
 	ginkgo.DeferCleanup(w.Stop)
@@ -211,7 +214,7 @@ func expectEvicted(ctx context.Context, e *evictionWatch, description ...any) {
 		}
 		return evictedState
 	}).WithTimeout(podStartTimeout).Should(gomega.Equal(evictedState), description...)
-	if !env.Rel.EvictionEventOnce {
+	if !envOf(ctx).Rel.EvictionEventOnce {
 		// Recorded through the controller's event broadcaster, so it may
 		// reach the API after the pod is gone.
 		expectPodEvent(ctx, e.pod, podStartTimeout, evictionEvent, description...)
@@ -222,11 +225,11 @@ func expectEvicted(ctx context.Context, e *evictionWatch, description ...any) {
 // kube-scheduler uses, that a request's toleration of a taint with this
 // effect is lost to the eviction: kubernetes/kubernetes#134434, a NoExecute
 // toleration on 1.34.
-func toleranceLost(effect string) (release.Defect, bool) {
+func toleranceLost(e *testenv.Env, effect string) (release.Defect, bool) {
 	if effect != "NoExecute" {
 		return release.Defect{}, false
 	}
-	return env.Rel.KnownDefect(release.DefectNoExecuteToleranceLost, env.Allocator())
+	return e.Rel.KnownDefect(release.DefectNoExecuteToleranceLost, e.Allocator())
 }
 
 // evictedAsDeclared is the tolerated NoExecute taint where the release table
@@ -238,15 +241,16 @@ func toleranceLost(effect string) (release.Defect, bool) {
 // the tolerations, or a pod left alone, mean the row is stale and fail it.
 func evictedAsDeclared(ctx context.Context, marks *evictionWatch, claim *resourceapi.ResourceClaim, defect release.Defect, seen func(context.Context)) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	pod := marks.pod
 	for _, r := range claim.Status.Allocation.Devices.Results {
 		if len(r.Tolerations) > 0 {
-			framework.Failf("%s; claim %s's result for %s/%s carries the request's tolerations %v", defect.NotReproduced(env.Rel.Minor, env.Allocator()), claim.Name, r.Pool, r.Device, r.Tolerations)
+			framework.Failf("%s; claim %s's result for %s/%s carries the request's tolerations %v", defect.NotReproduced(e.Rel.Minor, e.Allocator()), claim.Name, r.Pool, r.Device, r.Tolerations)
 		}
 	}
 	expectEvicted(ctx, marks,
 		"%s is declared for Kubernetes %s: kube-controller-manager should mark pod %s for deletion though its admin-access request tolerates the NoExecute taint (else: %s)",
-		defect.Issue, env.Rel.Minor, pod.Name, defect.NotReproduced(env.Rel.Minor, env.Allocator()))
+		defect.Issue, e.Rel.Minor, pod.Name, defect.NotReproduced(e.Rel.Minor, e.Allocator()))
 	if seen != nil {
 		seen(ctx)
 	}

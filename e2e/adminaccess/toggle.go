@@ -20,8 +20,9 @@ var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ord
 	f := newFramework("toggle")
 
 	it("keeps admin-access pods running across off and on, and schedules the pods kept Pending once it is back", kep("disabling and re-enabling the feature never breaks running workloads (rollout and rollback)"), func(ctx context.Context) {
+		e := envOf(ctx)
 		requireGateSwitching(ctx)
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		labelForAdmin(ctx, f.Namespace.Name)
 		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
 		framework.ExpectNoError(err)
@@ -30,7 +31,7 @@ var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ord
 		gomega.Expect(expectRunning(ctx, b, running)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		before := snapshot(ctx, running)
 
-		ginkgo.DeferCleanup(moveTo, env.Prof.Name, ginkgo.NodeTimeout(restoreTimeout))
+		ginkgo.DeferCleanup(inEnv(func(ctx context.Context) { moveTo(ctx, e.Prof.Name) }), ginkgo.NodeTimeout(restoreTimeout))
 		moveToProfile(ctx, controlPlaneOff())
 		expectUndisturbed(ctx, running, before)
 
@@ -41,11 +42,11 @@ var _ = framework.Describe("Turning DRAAdminAccess off and on again", ginkgo.Ord
 		// The template was stored while the gate was on and keeps its field.
 		waiting, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(tmpl)))
 		framework.ExpectNoError(err)
-		expectPodEvent(ctx, waiting, allocateTimeout, controllerGateOffEvent(tmpl))
+		expectPodEvent(ctx, waiting, allocateTimeout, controllerGateOffEvent(e.Rel, tmpl))
 		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending))
 
 		ginkgo.By("back on: the waiting pod gets its claim and runs; the first pod never noticed")
-		moveTo(ctx, env.Prof.Name)
+		moveTo(ctx, e.Prof.Name)
 		gomega.Expect(expectRunning(ctx, b, waiting)).To(gomega.HaveKeyWithValue(contract.AdminAccessEnv, "true"))
 		expectUndisturbed(ctx, running, before)
 	})

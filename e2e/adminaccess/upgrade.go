@@ -45,14 +45,15 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
 
 	it("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access"), func(ctx context.Context) {
-		from := env.Rel
+		e := envOf(ctx)
+		from := e.Rel
 		require(ctx, release.NeedReleaseSwitching, nil)
 		up, down, err := releaseBits.wait(ctx)
 		framework.ExpectNoError(err)
 		to := up.Release
 
 		renamed := from.AdminLabel != to.AdminLabel
-		b := newBuilder(f)
+		b := newBuilder(ctx, f)
 		setNamespaceLabel(ctx, b.Namespace, from.AdminLabel, str("true"))
 		setNamespaceLabel(ctx, b.Namespace, to.AdminLabel, str("true"))
 		// The other namespace carries only the old key where it was renamed, and
@@ -87,12 +88,12 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 		// A switch back takes 25-60 s, more when it starts mid-switch: after
 		// an interrupt Ginkgo would give a cleanup without a NodeTimeout only
 		// its grace period (30 s).
-		ginkgo.DeferCleanup(func(ctx context.Context) {
+		ginkgo.DeferCleanup(inEnv(func(ctx context.Context) {
 			if !atFrom {
-				_, err := env.Cluster.SwitchRelease(ctx, down)
+				_, err := e.Cluster.SwitchRelease(ctx, down)
 				framework.ExpectNoError(err, "restoring Kubernetes %s", from.Version)
 			}
-		}, ginkgo.NodeTimeout(restoreTimeout))
+		}), ginkgo.NodeTimeout(restoreTimeout))
 
 		ginkgo.By(fmt.Sprintf("upgrading the control plane, then the kubelets, to Kubernetes %s", up.Release.Version))
 		atFrom = false
@@ -132,9 +133,10 @@ func startAdmin(ctx context.Context, b *builder.Builder, node string) adminPod {
 // switchRelease moves the cluster and records each step's duration in the report.
 func switchRelease(ctx context.Context, bits *nodesource.ReleaseBits) {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	start := time.Now()
-	from := env.Cluster.Release
-	steps, err := env.Cluster.SwitchRelease(ctx, bits)
+	from := e.Cluster.Release
+	steps, err := e.Cluster.SwitchRelease(ctx, bits)
 	framework.ExpectNoError(err)
 	at := start
 	for _, s := range steps {
@@ -142,7 +144,7 @@ func switchRelease(ctx context.Context, bits *nodesource.ReleaseBits) {
 		at = at.Add(s.Took)
 	}
 	recordStep(timeline.Since(timeline.KindRelease, fmt.Sprintf("%s -> %s", from.Minor, bits.Release.Minor), start))
-	v, err := env.Client.Discovery().ServerVersion()
+	v, err := e.Client.Discovery().ServerVersion()
 	framework.ExpectNoError(err)
 	gomega.Expect(v.GitVersion).To(gomega.Equal(bits.Release.GitVersion()), "the apiserver's version after the switch")
 	settle(ctx, fmt.Sprintf("the switch to %s", bits.Release.Version))

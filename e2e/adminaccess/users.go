@@ -21,6 +21,7 @@ import (
 // namespace (and read it) but not change namespaces.
 func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builder {
 	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	ns := f.Namespace.Name
 	user := "e2e-namespace-admin-" + ns
 	role := &rbacv1.Role{
@@ -30,19 +31,19 @@ func namespaceAdmin(ctx context.Context, f *framework.Framework) *builder.Builde
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}},
 		},
 	}
-	_, err := env.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+	_, err := e.Client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
 	framework.ExpectNoError(err)
-	_, err = env.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+	_, err = e.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "claims-and-pods", Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
 	}, metav1.CreateOptions{})
 	framework.ExpectNoError(err)
-	cfg := rest.CopyConfig(env.Config)
+	cfg := rest.CopyConfig(e.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	client, err := kubernetes.NewForConfig(cfg)
 	framework.ExpectNoError(err)
-	b := newBuilder(f)
+	b := newBuilder(ctx, f)
 	b.Client, b.DRA = client, draclient.New(client)
 	// RBAC is cached by the authorizer; wait until the role is in force.
 	gomega.Eventually(ctx, func(ctx context.Context) error {
