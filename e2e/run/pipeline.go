@@ -269,7 +269,7 @@ func (p *Pipeline) Bench(ctx context.Context, c Config) int {
 	dir := run.releaseDir()
 	repeat, _ := strconv.Atoi(c.Get("BENCH_REPEAT")) // checked by Preflight
 	name := c.Get("CLUSTER_NAME")
-	if err := bench.Run([]string{filepath.Join(dir, "report.json")}, name, "", c.Get("K8S_VERSION"), c.Get("FEATURES"), repeat, filepath.Join(dir, "bench.md")); err != nil {
+	if err := bench.Run([]string{filepath.Join(dir, "report.json")}, name, "", repeat, filepath.Join(dir, "bench.md")); err != nil {
 		fmt.Fprintln(p.Stderr, "bench:", err)
 		rc = 1
 		// The suite's logs were taken when it ended; a move that fails after
