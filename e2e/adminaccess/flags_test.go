@@ -7,23 +7,8 @@ import (
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
-	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
-
-// Every suite flag the variables' table names lands in the suite's
-// configuration (registerFlags panics otherwise, at the start of a run).
-func TestEveryVariablesSuiteFlagIsRead(t *testing.T) {
-	fields := suiteFields()
-	for _, v := range variables.Variables {
-		if v.Suite != "" && !v.Switch && fields[v.Suite] == nil {
-			t.Errorf("%s: the suite does not read --%s (suiteFields)", v.Name, v.Suite)
-		}
-		if v.Switch && v.Suite != "" && v.Suite != "keep-cluster" {
-			t.Errorf("%s: --%s is a switch the suite does not read", v.Name, v.Suite)
-		}
-	}
-}
 
 // Every spec that runs in a spare pool of the bundled driver has one of its
 // own: the allocation group's core promises, and the allocators group's

@@ -21,9 +21,9 @@ import (
 // them. The cluster's own release's are taken out of its node image (a
 // container and an export of its images: 16 s on a 2-core VM when not
 // cached). The next release's come from the runner, which gets them beside
-// the steps before the suite and the suite itself (--upgrade-bits: on a
-// machine without that release's node image, minutes of compiling), or, with
-// --upgrade-node-image, out of that image as the cluster's own. The next
+// the steps before the suite and the suite itself (the run's Upgrade.Bits:
+// on a machine without that release's node image, minutes of compiling),
+// or, with its Upgrade.NodeImage, out of that image as the cluster's own. The next
 // release's images are then loaded onto the control-plane node as well
 // (5-6 s that the switch would otherwise spend).
 var releaseBits bitsAhead
@@ -43,21 +43,18 @@ type bitsAhead struct {
 	preload string
 }
 
-// begin starts the extraction where the upgrade spec will run: on the
-// process that runs the Serial specs (1), with the spec not filtered out,
-// the next release's node image or bits (--upgrade-bits) given and release
-// switching not a declared skip.
+// begin starts the extraction where the upgrade spec will run: where the
+// resolved run says it runs (with the next release's bits or node image),
+// on the process that runs the Serial specs (1), with the spec not left
+// out by Ginkgo's focus either.
 func (a *bitsAhead) begin() {
-	if !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || (env.UpgradeNodeImage == "" && env.UpgradeBits == "") || env.Cluster == nil {
-		return
-	}
-	if _, declared := env.Rel.DeclaredSkip(release.NeedReleaseSwitching, env.Mode()); declared {
+	if !theRun.Upgrade.Runs || !willRun(suitePreview, "upgrade") || ginkgo.GinkgoParallelProcess() != 1 || env.Cluster == nil {
 		return
 	}
 	from := env.Rel
 	to, ok := from.Next()
-	if !ok {
-		return
+	if !ok || to.Minor != theRun.Upgrade.Next {
+		return // the spec says why (wait)
 	}
 	a.done = make(chan struct{})
 	go func() {
@@ -78,8 +75,8 @@ func (a *bitsAhead) begin() {
 func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits, err error) {
 	if a.done == nil {
 		to, ok := env.Rel.Next()
-		if !ok {
-			return nil, nil, fmt.Errorf("Kubernetes %s has no next release in the table", env.Rel.Minor)
+		if !ok || to.Minor != theRun.Upgrade.Next {
+			return nil, nil, fmt.Errorf("the run upgrades Kubernetes %s to %q, which is not its next release in the table", env.Rel.Minor, theRun.Upgrade.Next)
 		}
 		return extractBoth(ctx, env.Rel, to)
 	}

@@ -44,6 +44,27 @@ func require(ctx context.Context, n release.Need, probe func(context.Context) er
 	stopWithVerdict(report.DeclaredSkipEntry, string(n), why)
 }
 
+// requireUpgrade is require for the in-place upgrade spec, whose need
+// (release switching) the run decided once (resolved.UpgradeFor): where
+// it does not run, the spec stops with that decision's declared skip, the
+// release table's reason word for word. A run whose filters were read to
+// leave the spec out has no bits for it, and Ginkgo running it anyway is
+// the suite's own fault (labels.UpgradeSpec misses a label), not a skip.
+func requireUpgrade() {
+	ginkgo.GinkgoHelper()
+	u := theRun.Upgrade
+	switch {
+	case u.Runs:
+		return
+	case !u.Declared:
+		framework.Failf("the run was resolved without the upgrade spec (%s), yet Ginkgo runs it: e2e/labels' UpgradeSpec lacks a label the spec carries", u.Why)
+	}
+	if u.OutOfReach {
+		ginkgo.AddReportEntry(report.OutOfReachEntry, string(release.NeedReleaseSwitching), ginkgo.ReportEntryVisibilityNever)
+	}
+	stopWithVerdict(report.DeclaredSkipEntry, string(release.NeedReleaseSwitching), u.Why)
+}
+
 // stopWithVerdict ends a spec that did not pass and did not fail, with the
 // entry the report judges it by: a declared skip (its need) or a known
 // upstream defect (its issue). Without the entry the report counts the stop

@@ -31,9 +31,9 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
-	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
 // suiteCommit is the suite's git commit, with "+changes" when the tree differs.
@@ -56,7 +56,11 @@ func recordStep(step timeline.Step) {
 }
 
 var (
-	cfg = testenv.Config{}
+	// theRun is the resolved run (--run), read once per process (Main);
+	// cfg is what the suite works from, taken from it.
+	runFile string
+	theRun  resolved.Run
+	cfg     testenv.Config
 	// plan is cfg resolved, once per process (Main).
 	plan *testenv.Plan
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
@@ -77,45 +81,16 @@ var (
 	startCommit string
 )
 
-// registerFlags adds the suite's flags and the e2e framework's to the
+// registerFlags adds the suite's flag and the e2e framework's to the
 // command line: done by Main, not at import, so that importing the package
-// (go vet, a unit test) registers nothing. The flags of the run's
-// variables come from their table (e2e/variables: name, default, usage), each
-// defaulting to its variable in the environment; suiteFields says where
-// each lands. The rest are what the steps before the suite made.
+// (go vet, a unit test) registers nothing. The suite's one flag is --run,
+// the run the runner (e2e/run) or the in-cluster entry resolved and wrote
+// (resolved.Write): its release, profile, feature set, cluster, driver,
+// layout and the upgrade's decision.
 func registerFlags() {
 	framework.RegisterCommonFlags(flag.CommandLine)
 	framework.RegisterClusterFlags(flag.CommandLine)
-	fields := suiteFields()
-	for _, v := range variables.Variables {
-		switch {
-		case v.Suite == "":
-		case v.Switch:
-			flag.BoolVar(&cfg.KeepCluster, v.Suite, v.From(os.Getenv) == "1", v.Usage)
-		case fields[v.Suite] != nil:
-			flag.StringVar(fields[v.Suite], v.Suite, v.From(os.Getenv), v.Usage)
-		default:
-			panic(fmt.Sprintf("e2e: the variables' table gives %s the suite flag --%s, which the suite does not read (suiteFields)", v.Name, v.Suite))
-		}
-	}
-	flag.StringVar(&cfg.TestdriverArchive, "testdriver-archive", "", "prebuilt test driver image archive (built when empty)")
-	flag.StringVar(&cfg.TestdriverTag, "testdriver-tag", "", "tag inside --testdriver-archive")
-	flag.StringVar(&cfg.RepoRoot, "source-root", "..", "this repository's root (for builds)")
-	flag.StringVar(&cfg.OutputDir, "output-dir", "../_output", "build output folder")
-	flag.StringVar(&cfg.UpgradeNodeImage, "upgrade-node-image", "", "node image of the next release, for the in-place upgrade spec (skipped when neither this nor --upgrade-bits is given)")
-	flag.StringVar(&cfg.UpgradeBits, "upgrade-bits", "", "status file of the next release's bits, which the runner gets beside the suite (e2e-cluster upgrade-bits --status), for the in-place upgrade spec")
-	flag.StringVar(&timelineFile, "timeline-file", "", "steps timed before the suite (name<TAB>milliseconds per line), for the report's timeline")
-}
-
-// suiteFields are where the suite flags of the variables' table land; the
-// one switch among them, --keep-cluster, is cfg.KeepCluster.
-func suiteFields() map[string]*string {
-	return map[string]*string{
-		"release": &cfg.Release, "profile": &cfg.Profile, "features": &cfg.Features, "cluster-name": &cfg.ClusterName,
-		"node-image": &cfg.NodeImage, "testdriver-image": &cfg.TestdriverImage, "artifacts": &cfg.Artifacts,
-		"driver": &cfg.Driver, "device-class": &cfg.DeviceClass, "admin-check": &cfg.AdminCheck,
-		"driver-namespace": &cfg.DriverNamespace, "workload-image": &cfg.WorkloadImage, "kubecontext": &cfg.KubeContext,
-	}
+	flag.StringVar(&runFile, "run", "", "the resolved run (run.json) the runner wrote for this release: what the suite checks, where and how")
 }
 
 // Main is the suite binary's TestMain: it reads the flags, refuses bad
@@ -123,26 +98,24 @@ func suiteFields() map[string]*string {
 func Main(m *testing.M) {
 	registerFlags()
 	flag.Parse()
-	// Only an explicit --kubeconfig means "run against an existing cluster": a
-	// KUBECONFIG exported in the shell must never redirect the suite.
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "kubeconfig" })
-	if explicit {
-		cfg.Kubeconfig = framework.TestContext.KubeConfig
+	var err error
+	if runFile == "" {
+		err = fmt.Errorf("give --run=<run.json>, the run make e2e resolves and writes into the release's artifacts before the suite")
+	} else {
+		theRun, err = resolved.Read(runFile)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	cfg, timelineFile = testenv.FromRun(theRun), theRun.Layout.Timeline
+	// Only the run's kubeconfig means "run against an existing cluster": a
+	// KUBECONFIG exported in the shell, or the framework's flag, must
+	// never redirect the suite.
+	framework.TestContext.KubeConfig = cfg.Kubeconfig
+	if cfg.Kubeconfig != "" {
 		// The framework's own clients use the run's context too.
 		framework.TestContext.KubeContext = cfg.KubeContext
-	} else {
-		framework.TestContext.KubeConfig = ""
-	}
-	for _, p := range []*string{&cfg.RepoRoot, &cfg.OutputDir} {
-		if abs, err := filepath.Abs(*p); err == nil {
-			*p = abs
-		}
-	}
-	// ARTIFACTS means the repository's folder where it is relative, as
-	// for make e2e.
-	if !filepath.IsAbs(cfg.Artifacts) {
-		cfg.Artifacts = filepath.Join(cfg.RepoRoot, cfg.Artifacts)
 	}
 	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
 		startCommit = suiteCommit()
@@ -151,12 +124,11 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	// The one resolve step: the flags become this process's plan (release,
-	// profile, mode, and for an existing cluster its checks and the
-	// process's client set); nothing after it resolves or dials again.
+	// The run becomes this process's plan (the release's row, the profile,
+	// and for an existing cluster its checks and the process's client
+	// set); nothing after it resolves or dials again.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	var err error
-	plan, err = testenv.Resolve(ctx, cfg)
+	plan, err = testenv.Resolve(ctx, theRun)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -215,7 +187,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if r.SuiteConfig.DryRun {
 		return
 	}
-	meta := report.Meta{Release: cfg.Release, Profile: cfg.Profile, Cluster: clusterProvenance(), Existing: cfg.Kubeconfig != "", Features: cfg.Features,
+	meta := report.Meta{Release: theRun.Given, Profile: theRun.Profile, Cluster: clusterProvenance(), Existing: theRun.Cluster.Existing(), Features: theRun.Features,
 		DeviceClass: cfg.DeviceClass}
 	if env != nil {
 		meta.Components = env.Components
@@ -271,7 +243,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	// run (and make e2e) fail for any skip the release table does not declare.
 	if undeclared := out.Undeclared(); len(undeclared) > 0 {
 		ginkgo.Fail(fmt.Sprintf("%d spec(s) skipped without a skip the release table declares for Kubernetes %s in this mode:\n  %s",
-			len(undeclared), cfg.Release, strings.Join(undeclared, "\n  ")))
+			len(undeclared), theRun.Given, strings.Join(undeclared, "\n  ")))
 	}
 })
 

@@ -47,7 +47,7 @@ var _ = framework.Describe("Upgrading the control plane and kubelets in place to
 	it("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access"), func(ctx context.Context) {
 		e := envOf(ctx)
 		from := e.Rel
-		require(ctx, release.NeedReleaseSwitching, nil)
+		requireUpgrade()
 		up, down, err := releaseBits.wait(ctx)
 		framework.ExpectNoError(err)
 		to := up.Release

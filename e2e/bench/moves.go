@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -20,13 +21,15 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 )
 
 // Run prints the table of the reports' timelines and, with a cluster, of
-// repeat gate and feature-set moves on it (relName and features are the
-// cluster's); out, where given, gets the table too.
-func Run(files []string, cluster, kubeconfig, relName, features string, repeat int, out string) error {
+// repeat gate and feature-set moves on it, the cluster of the first
+// report's run (its release and feature set are the run's, run.json beside
+// the report); out, where given, gets the table too.
+func Run(files []string, cluster, kubeconfig string, repeat int, out string) error {
 	s := newSamples()
 	for _, f := range files {
 		r, err := report.Read(f)
@@ -37,7 +40,19 @@ func Run(files []string, cluster, kubeconfig, relName, features string, repeat i
 	}
 	note := ""
 	if cluster != "" {
-		n, err := timeMoves(s, cluster, kubeconfig, relName, features, repeat)
+		if len(files) == 0 {
+			return fmt.Errorf("a cluster's moves need the report of the run that kept it")
+		}
+		// What the run resolved, not a release string read again.
+		run, err := resolved.Read(filepath.Join(filepath.Dir(files[0]), resolved.FileName))
+		if err != nil {
+			return fmt.Errorf("the run of %s: %w", files[0], err)
+		}
+		rel, err := run.Rel()
+		if err != nil {
+			return err
+		}
+		n, err := timeMoves(s, cluster, kubeconfig, rel, repeat)
 		if err != nil {
 			return err
 		}
@@ -55,11 +70,7 @@ func Run(files []string, cluster, kubeconfig, relName, features string, repeat i
 // kept cluster (where the gate is not locked), and moves kube-scheduler to
 // each other DRA feature set of the release and back as often; each move ends
 // when the component serves on its new flags.
-func timeMoves(s *samples, cluster, kubeconfig, relName, features string, repeat int) (string, error) {
-	rel, err := release.Resolve(relName, features)
-	if err != nil {
-		return "", err
-	}
+func timeMoves(s *samples, cluster, kubeconfig string, rel release.Release, repeat int) (string, error) {
 	c, err := kindcluster.Attach(cluster, rel, kubeconfig)
 	if err != nil {
 		return "", err

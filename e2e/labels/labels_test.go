@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
 
 func TestCheck(t *testing.T) {
@@ -133,5 +136,32 @@ func TestKnownCoversEverySpecLabel(t *testing.T) {
 		if _, ok := labels[want]; !ok {
 			t.Errorf("no spec carries %s: the scan of the spec files missed it", want)
 		}
+	}
+}
+
+// The upgrade spec is selected by its group, its requirement's ID (which
+// e2e-cluster's copy of its labels missed) and upstream's feature-gate
+// labels, and left out by filters that exclude any of them.
+func TestUpgradeSelected(t *testing.T) {
+	rel, err := release.Get("1.35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for filter, want := range map[string]bool{
+		"": true, "upgrade": true, UpgradeRequirement: true, strings.ToLower(UpgradeRequirement): true, "Serial": true,
+		"FeatureGate:DRAAdminAccess": true, "authz || " + UpgradeRequirement: true, "/KEP5018-GATE-0[5-9]/": true,
+		"authz": false, "!Disruptive": false, "!upgrade": false, "KEP5018-GATE-01": false, "smoke && upgrade": false,
+	} {
+		got, err := UpgradeSelected(filter, rel)
+		if err != nil || got != want {
+			t.Errorf("UpgradeSelected(%q) = %t, %v; want %t", filter, got, err, want)
+		}
+	}
+	if _, err := UpgradeSelected("authz &&", rel); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a filter that does not parse: %v", err)
+	}
+	r, ok := requirements.ByID(UpgradeRequirement)
+	if !ok || !strings.HasPrefix(r.Text, "upgrade and rollback") {
+		t.Errorf("%s is not the upgrade spec's requirement: %q", UpgradeRequirement, r.Text)
 	}
 }

@@ -5,12 +5,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/labels"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 )
 
 // TestCellsCoverTheSuite runs the suite's own dry run for every column the
@@ -35,6 +40,18 @@ func TestCellsCoverTheSuite(t *testing.T) {
 			}
 			if msg := coverage(specs, cells); msg != "" {
 				t.Error(msg)
+			}
+			// The runner decides whether the upgrade spec runs from its
+			// labels as e2e/labels lists them: they must be the spec's.
+			rel, err := release.Resolve(col.Release, col.Features)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Sorted(slices.Values(labels.UpgradeSpec(rel)))
+			for name, got := range specs {
+				if strings.HasPrefix(name, "Upgrading the control plane") && !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+					t.Errorf("the upgrade spec's labels are %q, labels.UpgradeSpec says %q", got, want)
+				}
 			}
 		})
 	}
@@ -175,8 +192,22 @@ func dryRun(t *testing.T, suite string, col Column) map[string][]string {
 func dryRunSpecs(t *testing.T, suite string, col Column, args ...string) []types.SpecReport {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "dry.json")
-	cmd := exec.Command(suite, append([]string{"--ginkgo.dry-run", "--ginkgo.json-report=" + out, "--release=" + col.Release, "--features=" + col.Features,
-		"--artifacts=" + t.TempDir(), "--output-dir=" + t.TempDir()}, args...)...)
+	// The column's run, resolved as the runner resolves it, on a cluster
+	// the suite would make.
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolved.New(resolved.Inputs{Given: col.Release, Features: col.Features, Profile: "default", ClusterName: "dra-e2e",
+		NodeImage: "auto", Root: root, Output: t.TempDir(), Artifacts: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFile, err := resolved.Write(r.Layout.Artifacts, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(suite, append([]string{"--ginkgo.dry-run", "--ginkgo.json-report=" + out, "--run=" + runFile}, args...)...)
 	cmd.Dir = ".."
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("dry run of %s %q: %v\n%s", col.Key(), args, err, tail(string(b)))

@@ -111,6 +111,12 @@ type Upgrade struct {
 	// word for word (the report judges a skip by it), or that the filters
 	// leave the spec out.
 	Why string `json:"why,omitempty"`
+	// Declared: Why is the release table's declared skip of release
+	// switching in the run's mode, and OutOfReach that the run (not the
+	// release) keeps the spec from running: the report counts the skip
+	// by them. Neither where the filters leave the spec out.
+	Declared   bool `json:"declared,omitempty"`
+	OutOfReach bool `json:"outOfReach,omitempty"`
 	// Bits is the status file of the next release's bits the runner gets
 	// beside the suite; NodeImage a node image of the next release given
 	// instead. One of them is set where Runs is.
@@ -131,9 +137,20 @@ type Layout struct {
 
 // Rel is the release table's row of the run, with its feature set folded
 // in: a lookup of what was resolved, which cannot fail on a run that
-// Write accepted.
+// Write accepted. It is looked up as it was given: the row of a minor
+// ("1.35") may boot kind's published image of another patch, while the
+// row of a patch, even the table's own ("1.35.4"), is built at that patch
+// (release.Get), so Release alone would not be the row the run resolved.
 func (r Run) Rel() (release.Release, error) {
-	return release.Resolve(r.Release, r.Features)
+	given := r.Given
+	if given == "" {
+		given = r.Release
+	}
+	rel, err := release.Resolve(given, r.Features)
+	if err == nil && rel.Version != r.Release {
+		err = fmt.Errorf("K8S_VERSION %s is Kubernetes %s, not the run's %s", given, rel.Version, r.Release)
+	}
+	return rel, err
 }
 
 // check refuses a run no resolver would have written.
@@ -195,8 +212,8 @@ func Read(path string) (Run, error) {
 // whether the filters select the spec (selected: the caller's reading of
 // the label filter, focus and skip against the spec's labels and name).
 func UpgradeFor(rel release.Release, m release.Mode, selected bool) Upgrade {
-	if why, declared := rel.DeclaredSkip(release.NeedReleaseSwitching, m); declared {
-		return Upgrade{Why: why}
+	if skip, declared := rel.SkipFor(release.NeedReleaseSwitching, m); declared {
+		return Upgrade{Why: skip.Reason, Declared: true, OutOfReach: skip.OutOfReach()}
 	}
 	next, ok := rel.Next()
 	if !ok {

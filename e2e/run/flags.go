@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
@@ -13,9 +14,12 @@ type built struct {
 	// nodeImage is the release's node image ("none" on an existing
 	// cluster).
 	nodeImage string
-	// upgradeBits is the status file of the next release's bits, got
-	// beside the steps (empty where the run needs none).
-	upgradeBits string
+	// run is the release's run, resolved at its start (resolve): the
+	// upgrade's decision and where its bits go are known before any step;
+	// runFile is where the suite's step wrote it, with what the steps
+	// built (theRun).
+	run     resolved.Run
+	runFile string
 	// stopBeside end what still runs beside the steps, and wait for it:
 	// the bits' getter, the builds beside (buildsBeside).
 	stopBeside []func()
@@ -40,8 +44,8 @@ func (c Config) releaseDir() string { return filepath.Join(c.Get("ARTIFACTS"), c
 // GinkgoCommand is the command line (after "go") that runs one release's
 // suite: Ginkgo in parallel with the variables' Ginkgo flags and
 // GINKGO_ARGS, its reports in the release's folder, and after "--" the
-// suite's flags: the variables' own, with the node image and the folder
-// the steps before made of them, and what else those steps built.
+// suite's one flag, the resolved run the steps before wrote (b.runFile),
+// which holds the variables' values and what those steps built.
 func (c Config) GinkgoCommand(b built) ([]string, error) {
 	extra, err := ginkgoArgs(c)
 	if err != nil {
@@ -55,13 +59,31 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 	if b.suiteBinary != "" {
 		suite = b.suiteBinary // built beside the node image
 	}
-	args = append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, suite, "--")
-	sc := c.With("NODE_IMAGE", b.nodeImage).With("ARTIFACTS", dir)
-	args = append(args, variables.SuiteFlags(sc.Get, nil)...)
-	args = append(args, "--upgrade-bits="+b.upgradeBits, "--testdriver-archive="+b.driverArchive, "--testdriver-tag="+b.driverTag,
-		"--timeline-file="+b.timeline, "--source-root="+c.Root(), "--output-dir="+c.Out())
-	if c.Existing() {
-		args = append(args, "--kubeconfig="+c.Kubeconfig())
+	return append(args, "--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir="+dir, suite, "--", "--run="+b.runFile), nil
+}
+
+// inputs are what resolved.New resolves the release's run from: the
+// variables' values, and where the steps will put what they make (the
+// timeline; the status file of the next release's bits, on clusters the
+// suite makes unless UPGRADE=0, as releaseSteps gets them).
+func (c Config) inputs(timeline string) resolved.Inputs {
+	in := resolved.Inputs{Given: c.Get("K8S_VERSION"), Profile: c.Get("PROFILE"), Features: c.Get("FEATURES"),
+		ClusterName: c.Get("CLUSTER_NAME"), Kubeconfig: c.Kubeconfig(), KubeContext: c.Get("KUBECONTEXT"), NodeImage: c.Get("NODE_IMAGE"),
+		Keep: c.Get("KEEP_CLUSTER") == "1", DriverImage: c.Get("TESTDRIVER_IMAGE"),
+		Driver: c.Get("DRIVER"), DeviceClass: c.Get("DEVICE_CLASS"), AdminCheck: c.Get("ADMIN_CHECK"), WorkloadImage: c.Get("WORKLOAD_IMAGE"),
+		DriverNamespace: c.Get("DRIVER_NAMESPACE"), Labels: c.Get("LABELS"), Focus: c.Get("FOCUS"), Skip: c.Get("SKIP"), Upgrade: c.Get("UPGRADE"),
+		Root: c.Root(), Output: c.Out(), Artifacts: c.releaseDir(), Timeline: timeline}
+	if !c.Existing() && c.Get("UPGRADE") != "0" {
+		in.UpgradeBits = filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".json")
 	}
-	return args, nil
+	return in
+}
+
+// theRun is the release's resolved run with what the steps built: the
+// node image ("none" on an existing cluster) and the driver's image.
+func (b *built) theRun() resolved.Run {
+	r := b.run
+	r.Cluster.NodeImage = b.nodeImage
+	r.Driver.Archive, r.Driver.Tag = b.driverArchive, b.driverTag
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/variables"
 )
 
@@ -25,35 +26,49 @@ func splitCommand(t *testing.T, args []string) (ginkgo, suite []string) {
 	return ginkgo, suite
 }
 
-// The suite runs with the flags the Makefile's e2e-release target gave it
-// (its go tool ginkgo line, before this package), for the same variables:
-// written out here from that line. ADMIN_CHECK and WORKLOAD_IMAGE, which
-// the Makefile passed through the environment, are flags now.
+// The suite runs with Ginkgo's flags the Makefile's e2e-release target gave
+// it (its go tool ginkgo line, before this package), for the same
+// variables, and with one flag of its own, --run: the resolved run, which
+// holds what the suite's flags held then (written out here from that
+// line).
 func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
-	b := built{nodeImage: "kind-e2e/node:v1.36.3-abc", upgradeBits: "/r/_output/upgrade-bits-1.36.json", driverTag: "kind-e2e/testdriver:t",
-		driverArchive: "/r/_output/testdriver/testdriver-image.tar", timeline: "/r/_output/timeline-1.36.tsv"}
+	b := built{nodeImage: "kind-e2e/node:v1.36.3-abc", driverTag: "kind-e2e/testdriver:t",
+		driverArchive: "/r/_output/testdriver/testdriver-image.tar", timeline: "/r/_output/timeline-1.36.tsv", runFile: "/r/_artifacts/1.36/run.json"}
 	for _, c := range []struct {
 		name       string
 		env        []string
 		given      []string
 		b          built
 		makeGinkgo []string // $(GINKGO_ARGS) and the filters of the recipe
-		makeSuite  []string // $(EXISTING), --keep-cluster and the image flags
+		// The run's values of $(EXISTING), --keep-cluster and the image flags.
+		check func(t *testing.T, r resolved.Run)
 	}{
-		{"defaults", nil, nil, b, nil,
-			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-bits=/r/_output/upgrade-bits-1.36.json",
-				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image="}},
+		{"defaults", nil, nil, b, nil, func(t *testing.T, r resolved.Run) {
+			if r.Cluster.NodeImage != "kind-e2e/node:v1.36.3-abc" || r.Upgrade.Bits != "/r/_output/upgrade-bits-1.36.json" || !r.Upgrade.Runs ||
+				r.Driver != (resolved.Driver{Archive: "/r/_output/testdriver/testdriver-image.tar", Tag: "kind-e2e/testdriver:t"}) || r.Cluster.Keep || r.Cluster.Existing() {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"filters, extra flags, kept", []string{"LABELS", "authz || allocation", "FOCUS", "quota", "GINKGO_ARGS", `-v --poll-progress-after=60s --output-interceptor-mode="none"`,
 			"PROCS", "3", "KEEP_CLUSTER", "1"}, nil, b,
 			[]string{"-v", "--poll-progress-after=60s", "--output-interceptor-mode=none", "--label-filter=authz || allocation", "--focus=quota"},
-			[]string{"--node-image=kind-e2e/node:v1.36.3-abc", "--upgrade-bits=/r/_output/upgrade-bits-1.36.json",
-				"--testdriver-archive=/r/_output/testdriver/testdriver-image.tar", "--testdriver-tag=kind-e2e/testdriver:t", "--testdriver-image=", "--keep-cluster"}},
+			func(t *testing.T, r resolved.Run) {
+				// The label filter leaves the upgrade spec out: no bits.
+				if !r.Cluster.Keep || r.Upgrade.Runs || r.Upgrade.Bits != "" || r.Filters != (resolved.Filters{Labels: "authz || allocation", Focus: "quota"}) {
+					t.Errorf("%+v", r)
+				}
+			}},
 		{"existing cluster, own driver, pushed image", []string{"KUBECONFIG", "kc", "DRIVER", "gpu.example.com", "DEVICE_CLASS", "gpu", "ADMIN_CHECK", `nvidia-smi -i "$DRA_DEVICE_ATTR_UUID"`,
 			"WORKLOAD_IMAGE", "ubuntu", "TESTDRIVER_IMAGE", "localhost:5001/dra/testdriver@sha256:2", "SKIP", "taints", "KUBECONTEXT", "staging"}, []string{"KUBECONFIG"},
-			built{nodeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv"},
+			built{nodeImage: "none", driverTag: "localhost:5001/dra/testdriver@sha256:2", timeline: "/r/_output/timeline-1.36.tsv", runFile: "/r/_artifacts/1.36/run.json"},
 			[]string{"--skip=taints"},
-			[]string{"--node-image=none", "--upgrade-bits=", "--testdriver-archive=", "--testdriver-tag=localhost:5001/dra/testdriver@sha256:2",
-				"--testdriver-image=localhost:5001/dra/testdriver@sha256:2", "--kubeconfig=/r/kc"}},
+			func(t *testing.T, r resolved.Run) {
+				want := resolved.Vendor{Name: "gpu.example.com", DeviceClass: "gpu", AdminCheck: `nvidia-smi -i "$DRA_DEVICE_ATTR_UUID"`, WorkloadImage: "ubuntu"}
+				if r.Cluster.NodeImage != "none" || r.Cluster.Kubeconfig != "/r/kc" || r.Cluster.Context != "staging" || r.Upgrade.Runs || r.Upgrade.Bits != "" ||
+					r.Driver.Image != "localhost:5001/dra/testdriver@sha256:2" || r.Driver.Tag != r.Driver.Image || r.Driver.Archive != "" || r.Driver.Vendor == nil || *r.Driver.Vendor != want {
+					t.Errorf("%+v", r)
+				}
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Resolve(env(append([]string{"K8S_VERSION", "1.36"}, c.env...)...), c.given, "/r")
@@ -68,28 +83,31 @@ func TestGinkgoCommandIsTheMakefiles(t *testing.T) {
 			//   --junit-report=junit.xml --json-report=ginkgo-report.json --output-dir=$(ARTIFACTS)/$(K8S_VERSION) ./e2e -- ...
 			wantGinkgo := append([]string{"--procs=" + v("PROCS"), "--timeout=60m", "--fail-on-empty", "--tags=e2e",
 				"--junit-report=junit.xml", "--json-report=ginkgo-report.json", "--output-dir=/r/_artifacts/1.36"}, c.makeGinkgo...)
+			// A variable added since gets its Ginkgo flag from its row alone.
+			wantGinkgo = append(wantGinkgo, variables.GinkgoFlags(v, "--", sinceTheMakefile)...)
+			slices.Sort(wantGinkgo)
+			if !slices.Equal(ginkgo, wantGinkgo) {
+				t.Errorf("Ginkgo's flags\n  %q\nwant\n  %q", ginkgo, wantGinkgo)
+			}
+			if want := []string{"--run=/r/_artifacts/1.36/run.json"}; !slices.Equal(suite, want) {
+				t.Errorf("the suite's flags %q, want %q", suite, want)
+			}
 			// ... --release=$(K8S_VERSION) --profile=$(PROFILE) --features=$(FEATURES) --cluster-name=$(CLUSTER_NAME) --node-image=$$image
 			//   --upgrade-bits=... --testdriver-archive=$$archive --testdriver-tag=$$tag --testdriver-image='$(TESTDRIVER_IMAGE)'
 			//   --artifacts=$(ARTIFACTS)/$(K8S_VERSION) --timeline-file=$$timeline --driver='$(DRIVER)' --device-class='$(DEVICE_CLASS)'
 			//   --driver-namespace='$(DRIVER_NAMESPACE)' --source-root=$(CURDIR) --output-dir=$(OUT) $(EXISTING) [--keep-cluster]
-			wantSuite := append([]string{"--release=1.36", "--profile=default", "--features=defaults", "--cluster-name=dra-e2e",
-				"--artifacts=/r/_artifacts/1.36", "--timeline-file=/r/_output/timeline-1.36.tsv", "--driver=" + v("DRIVER"), "--device-class=" + v("DEVICE_CLASS"),
-				"--driver-namespace=", "--source-root=/r", "--output-dir=/r/_output",
-				// Through the environment before, as flags now.
-				"--admin-check=" + v("ADMIN_CHECK"), "--workload-image=" + v("WORKLOAD_IMAGE"),
-				// New since: the context of an existing cluster's kubeconfig.
-				"--kubecontext=" + v("KUBECONTEXT")}, c.makeSuite...)
-			// A variable added since gets its flags from its row alone.
-			wantGinkgo = append(wantGinkgo, variables.GinkgoFlags(v, "--", sinceTheMakefile)...)
-			wantSuite = append(wantSuite, variables.SuiteFlags(v, sinceTheMakefile)...)
-			slices.Sort(wantGinkgo)
-			slices.Sort(wantSuite)
-			if !slices.Equal(ginkgo, wantGinkgo) {
-				t.Errorf("Ginkgo's flags\n  %q\nwant\n  %q", ginkgo, wantGinkgo)
+			r, err := resolved.New(cfg.inputs(c.b.timeline))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !slices.Equal(suite, wantSuite) {
-				t.Errorf("the suite's flags\n  %q\nwant\n  %q", suite, wantSuite)
+			b := c.b
+			b.run = r
+			r = b.theRun()
+			if r.Given != "1.36" || r.Profile != "default" || r.Features != "defaults" || r.Cluster.Name != "dra-e2e" ||
+				r.Layout != (resolved.Layout{Root: "/r", Output: "/r/_output", Artifacts: "/r/_artifacts/1.36", Timeline: "/r/_output/timeline-1.36.tsv"}) {
+				t.Errorf("the run %+v", r)
 			}
+			c.check(t, r)
 		})
 	}
 }

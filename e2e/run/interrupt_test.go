@@ -14,6 +14,7 @@ import (
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 )
 
 // Ctrl-C while the specs run: the suite's report says which it cut short
@@ -29,10 +30,15 @@ func TestAnInterruptedReleaseIsSignedOffAsInterrupted(t *testing.T) {
 	var artifacts string
 	f.started = func(args []string) {
 		for _, a := range args {
-			dir, ok := strings.CutPrefix(a, "--artifacts=")
+			file, ok := strings.CutPrefix(a, "--run=")
 			if !ok {
 				continue
 			}
+			run, err := resolved.Read(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := run.Layout.Artifacts
 			artifacts = filepath.Dir(dir)
 			kep := func(q requirements.Requirement) []types.ReportEntry {
 				return []types.ReportEntry{{Name: report.KEPEntry, Value: types.WrapEntryValue(q.Text)}}

@@ -103,10 +103,23 @@ func (p *Pipeline) Preflight(ctx context.Context, c Config) int {
 // RunRelease is make e2e-release: one release, its exit code the suite's
 // (1 where a step before it failed).
 func (p *Pipeline) RunRelease(ctx context.Context, c Config) int {
-	return signoff.ExitCode(p.Release(ctx, c), func(err error) {
+	err := p.Release(ctx, c)
+	var bad refused
+	if errors.As(err, &bad) {
+		fmt.Fprintln(p.Stderr, "e2e:", bad.err)
+		return ExitRefused
+	}
+	return signoff.ExitCode(err, func(err error) {
 		fmt.Fprintf(p.Stderr, "e2e: Kubernetes %s, %v\n", c.Get("K8S_VERSION"), err)
 	})
 }
+
+// refused is a release's run that cannot be resolved (resolved.New): bad
+// input, which make e2e's preflight refuses before, and make e2e-release,
+// which has none, refuses in its one line.
+type refused struct{ err error }
+
+func (r refused) Error() string { return r.err.Error() }
 
 // release runs one release and says whether it passed.
 func (p *Pipeline) release(ctx context.Context, c Config) bool { return p.RunRelease(ctx, c) == 0 }
@@ -256,7 +269,7 @@ func (p *Pipeline) Bench(ctx context.Context, c Config) int {
 	dir := run.releaseDir()
 	repeat, _ := strconv.Atoi(c.Get("BENCH_REPEAT")) // checked by Preflight
 	name := c.Get("CLUSTER_NAME")
-	if err := bench.Run([]string{filepath.Join(dir, "report.json")}, name, "", c.Get("K8S_VERSION"), c.Get("FEATURES"), repeat, filepath.Join(dir, "bench.md")); err != nil {
+	if err := bench.Run([]string{filepath.Join(dir, "report.json")}, name, "", repeat, filepath.Join(dir, "bench.md")); err != nil {
 		fmt.Fprintln(p.Stderr, "bench:", err)
 		rc = 1
 		// The suite's logs were taken when it ended; a move that fails after

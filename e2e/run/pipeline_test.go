@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 )
 
@@ -71,10 +72,19 @@ func (f *fakeRun) start(c Config, cmd *exec.Cmd) error {
 		// The answer is the file --ref-file names, not the line above.
 		return os.WriteFile(flagValue(cmd.Args, "--ref-file"), []byte(ref+"\n"), 0o644)
 	case "go":
-		f.commands = append(f.commands, fmt.Sprintf("ginkgo %s on %s class %s features %s labels %s into %s", flag("--release"), flag("--cluster-name"),
-			flag("--device-class"), flag("--features"), flag("--label-filter"), strings.TrimPrefix(flag("--artifacts"), filepath.Join(c.Root(), "_artifacts"))))
+		// The suite reads its run from the file the runner wrote.
+		r, err := resolved.Read(flag("--run"))
+		if err != nil {
+			return err
+		}
+		class := ""
+		if r.Driver.Vendor != nil {
+			class = r.Driver.Vendor.DeviceClass
+		}
+		f.commands = append(f.commands, fmt.Sprintf("ginkgo %s on %s class %s features %s labels %s into %s", r.Given, r.Cluster.Name,
+			class, r.Features, flag("--label-filter"), strings.TrimPrefix(r.Layout.Artifacts, filepath.Join(c.Root(), "_artifacts"))))
 		fmt.Fprintln(cmd.Stdout, "Ran 3 of 3 Specs")
-		if f.fail[flag("--release")] {
+		if f.fail[r.Given] {
 			return exec.Command("/bin/sh", "-c", "exit 1").Run()
 		}
 		return nil
@@ -115,8 +125,8 @@ func TestE2ERunsEachReleaseInTurn(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	want := []string{
-		"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
-		"e2e-cluster upgrade-bits 1.36", "e2e-cluster node-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
+		"e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e-1-35 class  features defaults labels  into /1.35",
+		"e2e-cluster node-image 1.36", "ginkgo 1.36 on dra-e2e-1-36 class  features defaults labels  into /1.36",
 	}
 	if !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
@@ -243,7 +253,7 @@ func TestDriverAndSuiteAreBuiltBesideTheNodeImage(t *testing.T) {
 	for _, problem := range problems {
 		t.Error(problem)
 	}
-	if want := []string{"e2e-cluster upgrade-bits 1.35", "e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
+	if want := []string{"e2e-cluster node-image 1.35", "ginkgo 1.35 on dra-e2e class  features defaults labels  into /1.35"}; !slices.Equal(f.commands, want) {
 		t.Errorf("commands\n  %q\nwant\n  %q", f.commands, want)
 	}
 }

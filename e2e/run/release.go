@@ -16,6 +16,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/nodesource"
 	// pipe: the package's tests name their Pipeline maker pipeline.
 	pipe "github.com/kep5018/adminaccess-conformance/clusters/pipeline"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/testdriver/image"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -67,6 +68,13 @@ func (p *Pipeline) Release(ctx context.Context, c Config) error {
 	if err := p.timeBeforeSteps(b); err != nil {
 		return err
 	}
+	// The one resolve of the release's run: the steps and the suite read
+	// it, none resolves the release or decides the upgrade again.
+	r, err := resolved.New(c.inputs(b.timeline))
+	if err != nil {
+		return refused{err}
+	}
+	b.run = r
 	return pipe.Run(b, p.releaseSteps(c), pipe.Hooks{Ctx: ctx})
 }
 
@@ -119,21 +127,20 @@ func (p *Pipeline) nodeImage(c Config, b *built) error {
 // upgradeBits starts getting the next release's kubelet and control-plane
 // images for the in-place upgrade spec (e2e-cluster upgrade-bits) beside the
 // steps after it, and the suite waits for the status file it leaves
-// (b.upgradeBits) only when that spec starts. Where no node image of that
-// release is here or can be pulled, getting them is minutes of compiling:
-// they are then built alone, at the lowest CPU priority, in the CPU the
-// node image's build, the cluster's creation and the parallel specs leave
-// idle. e2e-cluster says "none" where the label filter leaves the spec
-// out, the release is the newest, or a feature set other than the
-// defaults makes the spec a declared skip.
+// (the run's Upgrade.Bits) only when that spec starts. Where no node image
+// of that release is here or can be pulled, getting them is minutes of
+// compiling: they are then built alone, at the lowest CPU priority, in the
+// CPU the node image's build, the cluster's creation and the parallel specs
+// leave idle. Only where the resolved run says the spec runs: not where the
+// label filter leaves it out, the release is the newest, or a feature set
+// other than the defaults makes it a declared skip.
 func (p *Pipeline) upgradeBits(c Config, b *built) error {
+	if !b.run.Upgrade.Runs {
+		return nil
+	}
+	next, status := b.run.Upgrade.Next, b.run.Upgrade.Bits
 	args := []string{"upgrade-bits", "--release", c.Get("K8S_VERSION"), "--features", c.Get("FEATURES"),
 		"--source", c.Get("UPGRADE_NODE_IMAGE"), "--out", c.Out()}
-	next, err := p.clusterTool(c, "upgrade-bits.out", args...)
-	if err != nil || next == "none" {
-		return err
-	}
-	status := filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".json")
 	logPath := filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -163,7 +170,6 @@ func (p *Pipeline) upgradeBits(c Config, b *built) error {
 		// suite must not wait on.
 		nodesource.EndBitsStatus(status, fmt.Errorf("e2e-cluster upgrade-bits ended (%v) without saying what it got; its output is in %s", err, logPath))
 	}()
-	b.upgradeBits = status
 	// Said at the release's end, so that no line of it cuts into Ginkgo's.
 	b.stopBeside = append(b.stopBeside, func() {
 		select {
@@ -292,6 +298,12 @@ func (p *Pipeline) suiteCompile(c Config, b *built) error {
 func (p *Pipeline) ginkgo(c Config, b *built) error {
 	dir := c.releaseDir()
 	if err := errors.Join(os.RemoveAll(dir), os.MkdirAll(dir, 0o755)); err != nil {
+		return err
+	}
+	// Written into the release's folder, which starts empty: the suite
+	// reads it (--run), and the report's readers find it beside the report.
+	var err error
+	if b.runFile, err = resolved.Write(dir, b.theRun()); err != nil {
 		return err
 	}
 	args, err := c.GinkgoCommand(*b)

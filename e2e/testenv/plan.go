@@ -14,6 +14,7 @@ import (
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 )
 
 // Plan is what one process of a run works from: its flags resolved once
@@ -108,8 +109,8 @@ func (p *Plan) kind(name string, rel release.Release, kubeconfig string) (*kindc
 	return kindcluster.AttachWith(name, rel, kubeconfig, p.clients.config, p.clients.typed)
 }
 
-// Resolve turns a process's flags into its plan and refuses bad input in
-// one line: an unknown release, feature set or profile, a profile the
+// Resolve turns a process's resolved run into its plan and refuses bad
+// input in one line: an unknown profile, a profile the
 // release cannot run, a driver of the user's own named by halves; and for
 // an existing cluster one that does not answer, serves no DRA or runs
 // another release, or a driver of the user's own that publishes nothing
@@ -118,8 +119,11 @@ func (p *Plan) kind(name string, rel release.Release, kubeconfig string) (*kindc
 // the process's. Whether the class's devices are free is Setup's to check:
 // every process resolves, and one that starts late could see the claims of
 // specs another process already runs.
-func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
-	rel, err := release.Resolve(cfg.Release, cfg.Features)
+func Resolve(ctx context.Context, r resolved.Run) (*Plan, error) {
+	cfg := FromRun(r)
+	// The runner resolved the release: this looks its row up, and parses
+	// nothing the user gave again.
+	rel, err := r.Rel()
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +154,9 @@ func Resolve(ctx context.Context, cfg Config) (*Plan, error) {
 	if err := answers(ctx, p.clients.typed, kubeconfig); err != nil {
 		return nil, err
 	}
-	if err := servesRelease(p.clients.typed, kubeconfig, cfg.Release); err != nil {
+	// The release as given (a patch only where one was), on the row the
+	// run resolved.
+	if err := serves(p.clients.typed, kubeconfig, func(v string) error { return rowMatches(rel, cfg.Release, v) }); err != nil {
 		return nil, err
 	}
 	if cfg.Driver != "" {

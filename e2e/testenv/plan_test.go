@@ -8,13 +8,16 @@ import (
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 )
 
 // A Plan is not written to after Resolve: a copy taken before the cluster
 // answered has the same values, and the same one client set, once the
 // process has dialled.
 func TestPlanDoesNotChangeAfterResolve(t *testing.T) {
-	p, err := Resolve(context.Background(), Config{Release: "1.35", Profile: "default", ClusterName: "dra-e2e"})
+	p, err := Resolve(context.Background(), resolved.Run{Given: "1.35", Release: "1.35.4", Minor: "1.35", Profile: "default",
+		Features: release.DefaultSet, Cluster: resolved.Cluster{Name: "dra-e2e"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,19 @@ func Preflight(ctx context.Context, kubeconfig, kubeContext string, releases ...
 // servesRelease checks that the cluster serves resource.k8s.io and runs
 // each of releases.
 func servesRelease(client kubernetes.Interface, kubeconfig string, releases ...string) error {
+	return serves(client, kubeconfig, func(gitVersion string) error {
+		for _, r := range releases {
+			if err := ReleaseMatches(r, gitVersion); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// serves checks that the cluster serves resource.k8s.io and that its
+// kube-apiserver's version matches.
+func serves(client kubernetes.Interface, kubeconfig string, matches func(gitVersion string) error) error {
 	if _, err := deploy.ResourceVersion(client); err != nil {
 		return err
 	}
@@ -41,10 +54,8 @@ func servesRelease(client kubernetes.Interface, kubeconfig string, releases ...s
 	if err != nil {
 		return fmt.Errorf("the cluster of kubeconfig %s does not say its version: %w", kubeconfig, err)
 	}
-	for _, r := range releases {
-		if err := ReleaseMatches(r, v.GitVersion); err != nil {
-			return fmt.Errorf("the cluster of kubeconfig %s: %w", kubeconfig, err)
-		}
+	if err := matches(v.GitVersion); err != nil {
+		return fmt.Errorf("the cluster of kubeconfig %s: %w", kubeconfig, err)
 	}
 	return nil
 }
@@ -59,6 +70,12 @@ func ReleaseMatches(given, gitVersion string) error {
 	if err != nil {
 		return err
 	}
+	return rowMatches(r, given, gitVersion)
+}
+
+// rowMatches is ReleaseMatches on given's row r, resolved already (the
+// suite's run).
+func rowMatches(r release.Release, given, gitVersion string) error {
 	at, err := r.AtPatch(gitVersion)
 	if err != nil {
 		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s", gitVersion, given, minorOf(gitVersion))

@@ -27,8 +27,10 @@ import (
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
-// Config is what the suite's flags say.
+// Config is what the suite works from: its resolved run (FromRun).
 type Config struct {
+	// Release is K8S_VERSION as given (resolved.Run's Given): an existing
+	// cluster must run it, to the patch where one was given.
 	Release string
 	Profile string
 	// Features is the cluster's DRA feature set (release.ClusterSet; "defaults").

@@ -1,8 +1,9 @@
 // Package variables is THE table of the variables a run reads: their
 // names, defaults, meanings, the suite's and Ginkgo's flags they go to, and
 // which the in-cluster Job carries. The runner (e2e/run) resolves and checks
-// them (its checks.go, by name); the suite binary's flags (e2e/adminaccess),
-// the in-cluster entry (e2e/cmd/incluster) and the Job (e2e/suitejob) read
+// them (its checks.go, by name) and resolves each release's run from them
+// (e2e/resolved), which the suite binary reads instead of flags; the
+// in-cluster entry (e2e/cmd/incluster) and the Job (e2e/suitejob) read
 // this table without linking the runner's pipeline. A leaf: the standard
 // library and the release table's defaults only (a test in e2e/specfiles
 // keeps the suite and the in-cluster entry from linking e2e/run again).

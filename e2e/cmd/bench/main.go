@@ -11,7 +11,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/bench"
 )
 
@@ -23,14 +22,12 @@ func (r *reports) Set(v string) error { *r = append(*r, v); return nil }
 func main() {
 	var files reports
 	flag.Var(&files, "report", "a suite run's report.json (repeatable)")
-	cluster := flag.String("cluster", "", "a kept cluster of the release to time gate moves on (none: the reports alone)")
+	cluster := flag.String("cluster", "", "the cluster the first report's run kept, to time gate moves on (its release and DRA feature set are the run's, run.json beside the report; none: the reports alone)")
 	kubeconfig := flag.String("kubeconfig", "", "that cluster's kubeconfig (default: kind's)")
-	rel := flag.String("release", release.Default, "the release of the cluster")
-	features := flag.String("features", release.DefaultSet, "the cluster's DRA feature set (FEATURES): under another set than the defaults no feature-set move is timed, as the moves start from the defaults")
 	repeat := flag.Int("repeat", 3, "gate moves off and on per component")
 	out := flag.String("out", "", "also write the table here")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: bench --report REPORT.json [--report ...] [--cluster NAME --release 1.35 --repeat 3] [--out FILE]")
+		fmt.Fprintln(os.Stderr, "usage: bench --report REPORT.json [--report ...] [--cluster NAME --repeat 3] [--out FILE]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -38,7 +35,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := bench.Run(files, *cluster, *kubeconfig, *rel, *features, *repeat, *out); err != nil {
+	if err := bench.Run(files, *cluster, *kubeconfig, *repeat, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

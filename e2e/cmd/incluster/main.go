@@ -2,8 +2,9 @@
 // suite-image): it runs the suite from inside the cluster it tests, in
 // existing-cluster mode, as a Job or a Sonobuoy plugin. It writes a
 // kubeconfig from the pod's ServiceAccount (the suite reaches an existing
-// cluster only through a kubeconfig), runs the compiled suite with the
-// variables make e2e would pass, writes the sign-off beside the reports, and
+// cluster only through a kubeconfig), resolves the run from the variables
+// make e2e would read and writes it beside the reports (run.json), runs the
+// compiled suite with it, writes the sign-off beside the reports, and
 // tells Sonobuoy where the results are (its done file).
 //
 // Its variables are make e2e's that the Job carries (e2e/variables' table): K8S_VERSION
@@ -38,6 +39,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/signoff"
 	"github.com/kep5018/adminaccess-conformance/e2e/suitejob"
 	"github.com/kep5018/adminaccess-conformance/e2e/variables"
@@ -95,7 +97,15 @@ func runAll(ctx context.Context) (int, error) {
 	}
 	code := 0
 	for _, cr := range classRuns(results, release, os.Getenv("DEVICE_CLASS")) {
-		c, err := runSuite(ctx, suiteArgs(release, kubeconfig, cr.artifacts, cr.class), cr.artifacts)
+		r, err := resolveRun(release, kubeconfig, cr.artifacts, cr.class)
+		if err != nil {
+			return 2, err
+		}
+		file, err := resolved.Write(cr.artifacts, r)
+		if err != nil {
+			return 2, err
+		}
+		c, err := runSuite(ctx, suiteArgs(file, cr.artifacts), cr.artifacts)
 		if err != nil {
 			return 2, err
 		}
@@ -148,36 +158,43 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 	return code, startErr
 }
 
-// suiteArgs are the flags make e2e gives the suite against an existing
-// cluster, from the same variables (the Job's, e2e/variables' table), with
-// Ginkgo's spelled for the compiled suite. One process: the Ginkgo CLI,
-// which runs specs in parallel, is not in the image; so a run takes longer
-// than make e2e's, and TIMEOUT's default here is 90m. The release is the
-// server's unless K8S_VERSION says, and the cluster is named as the
-// kubeconfig names it.
-func suiteArgs(release, kubeconfig, artifacts, class string) []string {
+// resolveRun is the class's run as make e2e would resolve it against an
+// existing cluster, from the same variables (the Job's, e2e/variables' table).
+// The release is the server's unless K8S_VERSION says, and the cluster is
+// named as the kubeconfig names it.
+func resolveRun(release, kubeconfig, artifacts, class string) (resolved.Run, error) {
 	get := func(name string) string {
 		v, _ := variables.Lookup(name)
-		switch name {
-		case "K8S_VERSION":
-			return release
-		case "DEVICE_CLASS":
-			return class
-		case "CLUSTER_NAME":
-			v.Default = inClusterName
-		case "TIMEOUT":
+		return v.From(os.Getenv)
+	}
+	return resolved.New(resolved.Inputs{Given: release, Profile: get("PROFILE"), Features: get("FEATURES"),
+		ClusterName: envOr("CLUSTER_NAME", inClusterName), Kubeconfig: kubeconfig, Keep: get("KEEP_CLUSTER") == "1",
+		DriverImage: get("TESTDRIVER_IMAGE"), Driver: get("DRIVER"), DeviceClass: class, AdminCheck: get("ADMIN_CHECK"),
+		WorkloadImage: get("WORKLOAD_IMAGE"), DriverNamespace: get("DRIVER_NAMESPACE"),
+		Labels: get("LABELS"), Focus: get("FOCUS"), Skip: get("SKIP"), Upgrade: "0",
+		Root: "/", Output: os.TempDir(), Artifacts: artifacts})
+}
+
+// suiteArgs are the flags make e2e gives the suite: its resolved run
+// (runFile), and Ginkgo's flags of the Job's variables, spelt for the
+// compiled suite. One process: the Ginkgo CLI, which runs specs in
+// parallel, is not in the image; so a run takes longer than make e2e's,
+// and TIMEOUT's default here is 90m.
+func suiteArgs(runFile, artifacts string) []string {
+	get := func(name string) string {
+		v, _ := variables.Lookup(name)
+		if name == "TIMEOUT" {
 			v.Default = "90m"
 		}
 		return v.From(os.Getenv)
 	}
 	job := func(v variables.Variable) bool { return v.Job }
 	args := []string{
-		"--kubeconfig=" + kubeconfig, "--artifacts=" + artifacts, "--output-dir=" + os.TempDir(), "--source-root=/",
+		"--run=" + runFile,
 		"-ginkgo.junit-report=" + filepath.Join(artifacts, "junit.xml"),
 		"-ginkgo.json-report=" + filepath.Join(artifacts, "ginkgo-report.json"),
 		"-ginkgo.fail-on-empty", "-ginkgo.no-color",
 	}
-	args = append(args, variables.SuiteFlags(get, job)...)
 	return append(args, variables.GinkgoFlags(get, "-ginkgo.", job)...)
 }
 

@@ -10,28 +10,38 @@ import (
 	"testing"
 )
 
-// The suite gets make e2e's variables as its flags; a filter that is not
-// given is not passed (an empty filter would select nothing).
+// The suite gets make e2e's variables as its resolved run and Ginkgo's
+// flags; a filter that is not given is not passed (an empty filter would
+// select nothing).
 func TestSuiteArgs(t *testing.T) {
 	t.Setenv("LABELS", "authz || allocation")
 	t.Setenv("FOCUS", "")
 	t.Setenv("DRIVER", "gpu.example.com")
 	t.Setenv("ADMIN_CHECK", `nvidia-smi -L`)
 	t.Setenv("FEATURES", "alpha")
-	args := suiteArgs("1.35", "/tmp/kc", "/results/1.35", "gpu-class")
-	for _, want := range []string{"--kubeconfig=/tmp/kc", "--release=1.35", "--artifacts=/results/1.35", "-ginkgo.label-filter=authz || allocation",
-		"--device-class=gpu-class", "--features=alpha", "--profile=default",
-		"--driver=gpu.example.com", "--admin-check=nvidia-smi -L", "-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty",
-		// Its own defaults: one process takes longer; the kubeconfig names the cluster.
-		"-ginkgo.timeout=90m", "--cluster-name=in-cluster", "--workload-image=", "--driver-namespace=", "--testdriver-image="} {
+	args := suiteArgs("/results/1.35/run.json", "/results/1.35")
+	for _, want := range []string{"--run=/results/1.35/run.json", "-ginkgo.label-filter=authz || allocation",
+		"-ginkgo.junit-report=/results/1.35/junit.xml", "-ginkgo.fail-on-empty",
+		// Its own default: one process takes longer.
+		"-ginkgo.timeout=90m"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args lack %q: %v", want, args)
 		}
 	}
 	for _, a := range args {
-		if a == "-ginkgo.focus=" || strings.HasPrefix(a, "--node-image") || strings.HasPrefix(a, "--keep-cluster") {
-			t.Errorf("%s was passed: an empty focus, or a flag of a variable the Job does not carry", a)
+		if a == "-ginkgo.focus=" || strings.HasPrefix(a, "--release") || strings.HasPrefix(a, "--node-image") || strings.HasPrefix(a, "--keep-cluster") {
+			t.Errorf("%s was passed: an empty focus, or a flag the run holds", a)
 		}
+	}
+	r, err := resolveRun("1.35", "/tmp/kc", "/results/1.35", "gpu-class")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kubeconfig names the cluster; an existing cluster has no upgrade.
+	if r.Given != "1.35" || r.Features != "alpha" || r.Profile != "default" || r.Cluster.Kubeconfig != "/tmp/kc" || r.Cluster.Name != "in-cluster" ||
+		r.Layout.Artifacts != "/results/1.35" || r.Driver.Vendor == nil || r.Driver.Vendor.Name != "gpu.example.com" ||
+		r.Driver.Vendor.DeviceClass != "gpu-class" || r.Driver.Vendor.AdminCheck != "nvidia-smi -L" || r.Upgrade.Runs || !r.Upgrade.Declared {
+		t.Errorf("resolved %+v", r)
 	}
 }
 
