@@ -137,6 +137,12 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 	if code := p.Preflight(ctx, c); code != 0 {
 		return code
 	}
+	// The columns this run makes, named once: the sign-off judges these.
+	columns, err := matrix.Columns(c.Get("K8S_VERSIONS"), c.Get("FEATURES"))
+	if err != nil {
+		fmt.Fprintln(p.Stderr, "e2e:", err)
+		return ExitRefused
+	}
 	artifacts, classes := c.Get("ARTIFACTS"), c.Classes()
 	if classes != nil {
 		os.RemoveAll(filepath.Join(artifacts, "classes"))
@@ -168,9 +174,9 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 			}
 		}
 	}
-	src := signoff.Sources{Artifacts: []string{artifacts}, Releases: c.Get("K8S_VERSIONS"), Features: c.Get("FEATURES")}
+	src := signoff.Sources{Artifacts: []string{artifacts}, Columns: columns}
 	if classes != nil {
-		src = signoff.Sources{Cells: []string{filepath.Join(artifacts, "classes")}, Out: artifacts, Releases: src.Releases, Features: src.Features}
+		src = signoff.Sources{Cells: []string{filepath.Join(artifacts, "classes")}, Out: artifacts, Columns: columns}
 	}
 	signed := signoff.Collect(src, p.Stdout, p.Stderr)
 	switch {
@@ -241,7 +247,7 @@ func (p *Pipeline) Signoff(ctx context.Context, c Config) int {
 		}
 	}
 	p.say("signoff: %d columns in %d s (per column: %s)", ran, int(time.Since(start).Seconds()), filepath.Join(dir, "seconds.tsv"))
-	rc := signoff.Collect(signoff.Sources{Cells: []string{filepath.Join(dir, "cells")}, Releases: c.Get("K8S_VERSIONS"), Features: features, Out: dir}, p.Stdout, p.Stderr)
+	rc := signoff.Collect(signoff.Sources{Cells: []string{filepath.Join(dir, "cells")}, Columns: columns, Out: dir}, p.Stdout, p.Stderr)
 	if ctx.Err() != nil {
 		p.say("signoff: interrupted; columns after it were not run")
 		return ExitInterrupted

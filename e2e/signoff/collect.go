@@ -26,8 +26,11 @@ type Sources struct {
 	// Cells are folders of one folder per cell (a CI job, a make signoff
 	// column, a device class), each of one folder per release.
 	Cells []string
-	// Releases ("1.35 1.36" or all) and Features (a set, or all) name the
-	// columns expected: the matrix's.
+	// Columns are the columns expected, as the runner resolved and ran
+	// them. Where it gives none (the signoff command, on reports another
+	// machine made), Releases ("1.35 1.36" or all) and Features (a set, or
+	// all) name them: the matrix's.
+	Columns            []matrix.Column
 	Releases, Features string
 	// Out is where the pages go (default: the first folder given).
 	Out string
@@ -40,10 +43,13 @@ type Sources struct {
 // ExitUsage where the columns cannot be named. A column no report is found
 // for is a failed column; a column's reports merge into one (report.Merge).
 func Collect(src Sources, stdout, stderr io.Writer) int {
-	columns, err := matrix.Columns(src.Releases, src.Features)
-	if err != nil {
-		fmt.Fprintln(stderr, "signoff:", err)
-		return ExitUsage
+	columns := src.Columns
+	if columns == nil {
+		var err error
+		if columns, err = matrix.Columns(src.Releases, src.Features); err != nil {
+			fmt.Fprintln(stderr, "signoff:", err)
+			return ExitUsage
+		}
 	}
 	// Past here every way out prints a verdict last.
 	fail := func(err error) int {
