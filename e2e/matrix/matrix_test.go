@@ -198,8 +198,8 @@ func dryRunSpecs(t *testing.T, suite string, col Column, args ...string) []types
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := resolved.New(resolved.Inputs{Given: col.Release, Features: col.Features, Profile: "default", ClusterName: "dra-e2e",
-		NodeImage: "auto", Root: root, Output: t.TempDir(), Artifacts: t.TempDir()})
+	vars := map[string]string{"K8S_VERSION": col.Release, "FEATURES": col.Features, "PROFILE": "default", "CLUSTER_NAME": "dra-e2e", "NODE_IMAGE": "auto"}
+	r, err := resolved.New(resolved.Inputs{Get: func(name string) string { return vars[name] }, Root: root, Output: t.TempDir(), Artifacts: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package resolved
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
@@ -10,33 +11,24 @@ import (
 )
 
 // Inputs are what New resolves a run from: the variables' values for one
-// release, column and class, as strings, and what the steps before the
-// suite built for it.
+// release, column and class, and what the steps before the suite built
+// for it.
 type Inputs struct {
-	// Given is K8S_VERSION (a minor or a patch), Profile and Features
-	// PROFILE and FEATURES.
-	Given, Profile, Features string
-	// ClusterName is the cluster's name; Kubeconfig (absolute) and
-	// KubeContext an existing cluster's, empty where the suite makes it;
-	// NodeImage the node image the suite's cluster boots from, or its
-	// source; Keep KEEP_CLUSTER=1.
-	ClusterName, Kubeconfig, KubeContext, NodeImage string
-	Keep                                            bool
-	// DriverImage is TESTDRIVER_IMAGE; DriverArchive and DriverTag the
-	// bundled driver's image the runner built.
-	DriverImage, DriverArchive, DriverTag string
-	// Driver, DeviceClass, AdminCheck, WorkloadImage and DriverNamespace
-	// are a driver of the user's own (DRIVER ...); all empty for the
-	// bundled one.
-	Driver, DeviceClass, AdminCheck, WorkloadImage, DriverNamespace string
-	// Labels, Focus and Skip are the Ginkgo filters (LABELS, FOCUS, SKIP).
-	Labels, Focus, Skip string
-	// Upgrade is UPGRADE's value: "0" gives the upgrade spec no next
-	// release. UpgradeBits is the status file the runner's getter of the
-	// next release's bits writes, UpgradeNodeImage a node image of that
+	// Get is a variable's value by its name in the table (e2e/variables),
+	// its default applied. Every field of Run tagged variable:"NAME" is
+	// Get(NAME) (a boolean: "1"), filled by one loop (fill): a variable
+	// the suite reads is its row and its tagged field, no copy by hand
+	// here, in the runner or in the in-cluster entry. UPGRADE is read too:
+	// "0" gives the upgrade spec no next release.
+	Get func(name string) string
+	// DriverArchive and DriverTag are the bundled driver's image the
+	// runner built.
+	DriverArchive, DriverTag string
+	// UpgradeBits is the status file the runner's getter of the next
+	// release's bits writes, UpgradeNodeImage a node image of that
 	// release: where the upgrade spec runs, one of them is where its bits
 	// come from; with neither, it is a declared skip.
-	Upgrade, UpgradeBits, UpgradeNodeImage string
+	UpgradeBits, UpgradeNodeImage string
 	// Root is the repository, Output its build folder, Artifacts the
 	// release's reports folder (relative ones are taken from Root),
 	// Timeline the runner's timed steps ("" none).
@@ -48,18 +40,20 @@ type Inputs struct {
 // runs, decided once (UpgradeFor) with the filters' selection of it
 // (labels.UpgradeSelected). Bad input is refused in one line.
 func New(in Inputs) (Run, error) {
-	rel, err := release.Resolve(in.Given, in.Features)
+	var r Run
+	fill(reflect.ValueOf(&r).Elem(), in.Get)
+	rel, err := release.Resolve(r.Given, r.Features)
 	if err != nil {
 		return Run{}, err
 	}
-	if strings.TrimSpace(in.Profile) == "" {
+	if strings.TrimSpace(r.Profile) == "" {
 		return Run{}, fmt.Errorf("no gate profile: give PROFILE (default: default)")
 	}
 	allocator, err := rel.AllocatorFor(rel.DefaultFeatures())
 	if err != nil {
 		return Run{}, err
 	}
-	selected, err := labels.UpgradeSelected(in.Labels, rel)
+	selected, err := labels.UpgradeSelected(r.Filters.Labels, rel)
 	if err != nil {
 		return Run{}, err
 	}
@@ -73,25 +67,23 @@ func New(in Inputs) (Run, error) {
 		}
 		return filepath.Join(root, p)
 	}
-	features := in.Features
-	if features == "" {
-		features = release.DefaultSet
+	if r.Features == "" {
+		r.Features = release.DefaultSet
 	}
-	r := Run{
-		Schema: Schema, Given: in.Given, Release: rel.Version, Minor: rel.Minor, Profile: in.Profile, Features: features, Allocator: allocator,
-		Cluster: Cluster{Name: in.ClusterName, Kubeconfig: path(in.Kubeconfig), Context: in.KubeContext, NodeImage: in.NodeImage, Keep: in.Keep},
-		Driver:  Driver{Image: in.DriverImage, Archive: in.DriverArchive, Tag: in.DriverTag},
-		Filters: Filters{Labels: in.Labels, Focus: in.Focus, Skip: in.Skip},
-		Layout:  Layout{Root: root, Output: path(in.Output), Artifacts: path(in.Artifacts), Timeline: in.Timeline},
-	}
-	if in.Driver != "" || in.DeviceClass != "" {
-		r.Driver.Vendor = &Vendor{Name: in.Driver, DeviceClass: in.DeviceClass, AdminCheck: in.AdminCheck, WorkloadImage: in.WorkloadImage, Namespace: in.DriverNamespace}
+	r.Schema, r.Release, r.Minor, r.Allocator = Schema, rel.Version, rel.Minor, allocator
+	r.Cluster.Kubeconfig = path(r.Cluster.Kubeconfig)
+	r.Driver.Archive, r.Driver.Tag = in.DriverArchive, in.DriverTag
+	r.Layout = Layout{Root: root, Output: path(in.Output), Artifacts: path(in.Artifacts), Timeline: in.Timeline}
+	// A driver of the user's own is named by DRIVER or its class; the
+	// rest of its row (ADMIN_CHECK, ...) alone names none.
+	if v := r.Driver.Vendor; v != nil && v.Name == "" && v.DeviceClass == "" {
+		r.Driver.Vendor = nil
 	}
 	// The release table's mode as the suite reads it (the rows of release
 	// switching read only these two): an existing cluster, and whether
 	// the next release's bits or node image come at all.
 	m := release.Mode{Existing: r.Cluster.Existing(), VendorDriver: r.Driver.Vendor != nil,
-		UpgradeImage: in.Upgrade != "0" && (in.UpgradeBits != "" || in.UpgradeNodeImage != "")}
+		UpgradeImage: in.Get("UPGRADE") != "0" && (in.UpgradeBits != "" || in.UpgradeNodeImage != "")}
 	r.Upgrade = UpgradeFor(rel, m, selected)
 	if r.Upgrade.Runs {
 		r.Upgrade.Bits, r.Upgrade.NodeImage = path(in.UpgradeBits), in.UpgradeNodeImage
@@ -100,4 +92,26 @@ func New(in Inputs) (Run, error) {
 		return Run{}, err
 	}
 	return r, nil
+}
+
+// fill sets every field of v (a struct) tagged variable:"NAME" to get(NAME),
+// a boolean to get(NAME) == "1" (a switch of the table), through nested
+// structs and pointers to them (allocated here; New drops a Vendor that
+// names no driver).
+func fill(v reflect.Value, get func(string) string) {
+	for i := 0; i < v.NumField(); i++ {
+		f, sf := v.Field(i), v.Type().Field(i)
+		name, tagged := sf.Tag.Lookup("variable")
+		switch {
+		case tagged && f.Kind() == reflect.Bool:
+			f.SetBool(get(name) == "1")
+		case tagged:
+			f.SetString(get(name))
+		case f.Kind() == reflect.Struct:
+			fill(f, get)
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct:
+			f.Set(reflect.New(f.Type().Elem()))
+			fill(f.Elem(), get)
+		}
+	}
 }

@@ -8,13 +8,16 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/labels"
 )
 
-func inputs(mod func(*Inputs)) Inputs {
-	in := Inputs{Given: "1.35", Profile: "default", Features: release.DefaultSet, ClusterName: "dra-e2e", Upgrade: "1",
-		UpgradeBits: "/r/_output/upgrade-bits-1.35.json", Root: "/r", Output: "/r/_output", Artifacts: "_artifacts/1.35"}
+// vars are variables' values by name, what Inputs.Get reads.
+type vars map[string]string
+
+func inputs(mod func(vars)) Inputs {
+	v := vars{"K8S_VERSION": "1.35", "PROFILE": "default", "FEATURES": release.DefaultSet, "CLUSTER_NAME": "dra-e2e", "UPGRADE": "1"}
 	if mod != nil {
-		mod(&in)
+		mod(v)
 	}
-	return in
+	return Inputs{Get: func(name string) string { return v[name] },
+		UpgradeBits: "/r/_output/upgrade-bits-1.35.json", Root: "/r", Output: "/r/_output", Artifacts: "_artifacts/1.35"}
 }
 
 // The release is resolved once, at the table's patch, and the upgrade is
@@ -34,14 +37,14 @@ func TestNew(t *testing.T) {
 	}
 	rel135, _ := release.Get("1.35")
 	for name, c := range map[string]struct {
-		mod        func(*Inputs)
+		mod        func(vars)
 		runs       bool
 		mode       release.Mode
 		outOfReach bool
 	}{
-		"the requirement's ID selects it": {func(in *Inputs) { in.Labels = labels.UpgradeRequirement }, true, release.Mode{}, false},
-		"UPGRADE=0":                       {func(in *Inputs) { in.Upgrade = "0" }, false, release.Mode{}, true},
-		"an existing cluster":             {func(in *Inputs) { in.Kubeconfig = "/kc" }, false, release.Mode{Existing: true, UpgradeImage: true}, true},
+		"the requirement's ID selects it": {func(v vars) { v["LABELS"] = labels.UpgradeRequirement }, true, release.Mode{}, false},
+		"UPGRADE=0":                       {func(v vars) { v["UPGRADE"] = "0" }, false, release.Mode{}, true},
+		"an existing cluster":             {func(v vars) { v["KUBECONFIG"] = "/kc" }, false, release.Mode{Existing: true, UpgradeImage: true}, true},
 	} {
 		r, err := New(inputs(c.mod))
 		if err != nil {
@@ -58,21 +61,41 @@ func TestNew(t *testing.T) {
 			t.Errorf("%s: %+v, want the table's %q", name, r.Upgrade, want.Reason)
 		}
 	}
-	if r, _ := New(inputs(func(in *Inputs) { in.Labels = "authz" })); r.Upgrade.Runs || r.Upgrade.Declared {
+	if r, _ := New(inputs(func(v vars) { v["LABELS"] = "authz" })); r.Upgrade.Runs || r.Upgrade.Declared {
 		t.Errorf("a filter that leaves the spec out: %+v", r.Upgrade)
 	}
-	alpha, err := New(inputs(func(in *Inputs) { in.Features = "alpha" }))
+	alpha, err := New(inputs(func(v vars) { v["FEATURES"] = "alpha" }))
 	if err != nil || alpha.Upgrade.Runs || !strings.Contains(alpha.Upgrade.Why, "FEATURES=alpha") {
 		t.Errorf("a feature set: %+v, %v", alpha.Upgrade, err)
 	}
-	if newest, err := New(inputs(func(in *Inputs) { in.Given = "1.37" })); err != nil || newest.Upgrade.Runs || !newest.Upgrade.Declared {
+	if newest, err := New(inputs(func(v vars) { v["K8S_VERSION"] = "1.37" })); err != nil || newest.Upgrade.Runs || !newest.Upgrade.Declared {
 		t.Errorf("the newest release: %+v, %v", newest.Upgrade, err)
 	}
-	for _, bad := range []func(*Inputs){
-		func(in *Inputs) { in.Given = "1.99" }, func(in *Inputs) { in.Features = "nosuch" }, func(in *Inputs) { in.Labels = "authz &&" },
+	for _, bad := range []func(vars){
+		func(v vars) { v["K8S_VERSION"] = "1.99" }, func(v vars) { v["FEATURES"] = "nosuch" }, func(v vars) { v["LABELS"] = "authz &&" },
 	} {
 		if _, err := New(inputs(bad)); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("refusal not one line: %v", err)
 		}
+	}
+}
+
+// Every field the variables fill comes from its variable by its tag, a
+// switch as a boolean; a driver is the user's only where DRIVER or its
+// class names one.
+func TestNewFillsTaggedFields(t *testing.T) {
+	r, err := New(inputs(func(v vars) {
+		v["KUBECONFIG"], v["KUBECONTEXT"], v["KEEP_CLUSTER"], v["DRIVER"], v["DEVICE_CLASS"], v["DRIVER_NAMESPACE"], v["FOCUS"] =
+			"kc", "staging", "1", "gpu.example.com", "gpu", "gpu-operator", "quota"
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cluster != (Cluster{Name: "dra-e2e", Kubeconfig: "/r/kc", Context: "staging", Keep: true}) || r.Filters != (Filters{Focus: "quota"}) ||
+		r.Driver.Vendor == nil || *r.Driver.Vendor != (Vendor{Name: "gpu.example.com", DeviceClass: "gpu", Namespace: "gpu-operator"}) {
+		t.Errorf("resolved %+v, driver %+v", r, r.Driver.Vendor)
+	}
+	if r, err := New(inputs(func(v vars) { v["ADMIN_CHECK"] = "true" })); err != nil || r.Driver.Vendor != nil {
+		t.Errorf("ADMIN_CHECK alone names no driver: %+v, %v", r.Driver.Vendor, err)
 	}
 }

@@ -32,7 +32,7 @@ type Run struct {
 	// Given is K8S_VERSION as the user gave it (a minor or a pinned
 	// patch): an existing cluster must run that (a patch only where one
 	// was given), and refusals quote it.
-	Given string `json:"given"`
+	Given string `json:"given" variable:"K8S_VERSION"`
 	// Release is the release table's row the run checks: its patch
 	// ("1.35.4"). A cluster booted from another patch's image (kind's
 	// published one) says so in the report; the table's row stays this.
@@ -40,10 +40,10 @@ type Run struct {
 	// Minor is Release's minor ("1.35").
 	Minor string `json:"minor"`
 	// Profile is the gate profile of a cluster the suite makes.
-	Profile string `json:"profile"`
+	Profile string `json:"profile" variable:"PROFILE"`
 	// Features is the DRA feature set (release.DefaultSet: "defaults"),
 	// Allocator the allocator implementation kube-scheduler uses under it.
-	Features  string  `json:"features"`
+	Features  string  `json:"features" variable:"FEATURES"`
 	Allocator string  `json:"allocator"`
 	Cluster   Cluster `json:"cluster"`
 	Driver    Driver  `json:"driver"`
@@ -54,18 +54,18 @@ type Run struct {
 
 // Cluster is the cluster the run goes against.
 type Cluster struct {
-	Name string `json:"name"`
+	Name string `json:"name" variable:"CLUSTER_NAME"`
 	// Kubeconfig is an existing cluster's kubeconfig (absolute), Context
 	// its context ("" its current one); both empty where the suite makes
 	// the cluster.
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	Context    string `json:"context,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty" variable:"KUBECONFIG"`
+	Context    string `json:"context,omitempty" variable:"KUBECONTEXT"`
 	// NodeImage is the node image a cluster the suite makes boots from
 	// (a reference the runner got), or its source ("auto", ...) where
 	// nothing got it before the suite.
-	NodeImage string `json:"nodeImage,omitempty"`
+	NodeImage string `json:"nodeImage,omitempty" variable:"NODE_IMAGE"`
 	// Keep keeps the cluster after the run (KEEP_CLUSTER=1).
-	Keep bool `json:"keep,omitempty"`
+	Keep bool `json:"keep,omitempty" variable:"KEEP_CLUSTER"`
 }
 
 // Existing says whether the run goes against a cluster it did not make.
@@ -76,7 +76,7 @@ type Driver struct {
 	// Image is a pushed test driver image the nodes pull
 	// (TESTDRIVER_IMAGE); Archive and Tag an image archive built for the
 	// run and loaded into the nodes. All empty: the suite builds it.
-	Image   string `json:"image,omitempty"`
+	Image   string `json:"image,omitempty" variable:"TESTDRIVER_IMAGE"`
 	Archive string `json:"archive,omitempty"`
 	Tag     string `json:"tag,omitempty"`
 	// Vendor is a driver of the user's own (DRIVER and its class), nil
@@ -86,18 +86,18 @@ type Driver struct {
 
 // Vendor is a DRA driver of the user's own on an existing cluster.
 type Vendor struct {
-	Name          string `json:"name"`
-	DeviceClass   string `json:"deviceClass"`
-	AdminCheck    string `json:"adminCheck,omitempty"`
-	WorkloadImage string `json:"workloadImage,omitempty"`
-	Namespace     string `json:"namespace,omitempty"`
+	Name          string `json:"name" variable:"DRIVER"`
+	DeviceClass   string `json:"deviceClass" variable:"DEVICE_CLASS"`
+	AdminCheck    string `json:"adminCheck,omitempty" variable:"ADMIN_CHECK"`
+	WorkloadImage string `json:"workloadImage,omitempty" variable:"WORKLOAD_IMAGE"`
+	Namespace     string `json:"namespace,omitempty" variable:"DRIVER_NAMESPACE"`
 }
 
 // Filters are the run's Ginkgo filters, as given.
 type Filters struct {
-	Labels string `json:"labels,omitempty"`
-	Focus  string `json:"focus,omitempty"`
-	Skip   string `json:"skip,omitempty"`
+	Labels string `json:"labels,omitempty" variable:"LABELS"`
+	Focus  string `json:"focus,omitempty" variable:"FOCUS"`
+	Skip   string `json:"skip,omitempty" variable:"SKIP"`
 }
 
 // Upgrade is whether the in-place upgrade spec runs, decided once

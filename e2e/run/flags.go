@@ -67,12 +67,7 @@ func (c Config) GinkgoCommand(b built) ([]string, error) {
 // timeline; the status file of the next release's bits, on clusters the
 // suite makes unless UPGRADE=0, as releaseSteps gets them).
 func (c Config) inputs(timeline string) resolved.Inputs {
-	in := resolved.Inputs{Given: c.Get("K8S_VERSION"), Profile: c.Get("PROFILE"), Features: c.Get("FEATURES"),
-		ClusterName: c.Get("CLUSTER_NAME"), Kubeconfig: c.Kubeconfig(), KubeContext: c.Get("KUBECONTEXT"), NodeImage: c.Get("NODE_IMAGE"),
-		Keep: c.Get("KEEP_CLUSTER") == "1", DriverImage: c.Get("TESTDRIVER_IMAGE"),
-		Driver: c.Get("DRIVER"), DeviceClass: c.Get("DEVICE_CLASS"), AdminCheck: c.Get("ADMIN_CHECK"), WorkloadImage: c.Get("WORKLOAD_IMAGE"),
-		DriverNamespace: c.Get("DRIVER_NAMESPACE"), Labels: c.Get("LABELS"), Focus: c.Get("FOCUS"), Skip: c.Get("SKIP"), Upgrade: c.Get("UPGRADE"),
-		Root: c.Root(), Output: c.Out(), Artifacts: c.releaseDir(), Timeline: timeline}
+	in := resolved.Inputs{Get: c.Get, Root: c.Root(), Output: c.Out(), Artifacts: c.releaseDir(), Timeline: timeline}
 	if !c.Existing() && c.Get("UPGRADE") != "0" {
 		in.UpgradeBits = filepath.Join(c.Out(), "upgrade-bits-"+c.Get("K8S_VERSION")+".json")
 	}

@@ -1,6 +1,6 @@
 // Package variables is THE table of the variables a run reads: their
-// names, defaults, meanings, the suite's and Ginkgo's flags they go to, and
-// which the in-cluster Job carries. The runner (e2e/run) resolves and checks
+// names, defaults, meanings, the Ginkgo flags they go to, and which the
+// in-cluster Job carries. The runner (e2e/run) resolves and checks
 // them (its checks.go, by name) and resolves each release's run from them
 // (e2e/resolved), which the suite binary reads instead of flags; the
 // in-cluster entry (e2e/cmd/incluster) and the Job (e2e/suitejob) read
@@ -27,11 +27,8 @@ type Variable struct {
 	Shown string
 	// Meaning is docs/variables.md's text: what the variable does, in markdown.
 	Meaning string
-	// Suite is the suite binary's flag the value goes to unchanged, and
-	// Usage that flag's help; "" where the suite has none.
-	Suite, Usage string
-	// Switch marks a 1-or-0 variable: any other value is refused, and its
-	// suite flag, if any, is a boolean set by 1.
+	// Switch marks a 1-or-0 variable: any other value is refused, and a
+	// field of the resolved run it fills is a boolean set by 1.
 	Switch bool
 	// Ginkgo is the Ginkgo flag the value goes to where it is not empty
 	// (--label-filter for the CLI, -ginkgo.label-filter for a compiled
@@ -62,31 +59,22 @@ const none = "—"
 // prints it; a unit test compares the two).
 var Variables = []Variable{
 	{Name: "K8S_VERSION", Default: release.Default, Job: true,
-		Suite: "release", Usage: "Kubernetes release of the cluster the suite creates (or of the existing cluster)",
 		Meaning: "release (`1.33`–`1.37`, or a patch of one such as `1.35.4`: a patch other than the pin and kind's published image (1.35.8 for 1.35) is built, never booted from an image of another patch: it needs all its modules in the module proxy — not 1.33.11 or 1.33.12, for example); 1.35 is the newest where the gate can still be switched"},
 	{Name: "K8S_VERSIONS", Shown: "`$(K8S_VERSION)`",
 		Meaning: "several releases in turn (`all`: every supported release); the run fails if any fails"},
 	{Name: "PROFILE", Default: "default", Job: true,
-		Suite: "profile", Usage: "gate profile of the cluster the suite creates",
 		Meaning: "the gate profile the cluster is created with (see \"Profiles\" below)"},
 	{Name: "FEATURES", Default: release.DefaultSet, Job: true,
-		Suite: "features", Usage: "DRA feature set of the cluster the suite creates (or that the existing cluster runs)",
 		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (1.36, 1.37: consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (1.34–1.37: every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; the `experimental` allocator, except on 1.36, whose kube-scheduler passes no alpha feature to it). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
 	{Name: "TESTDRIVER_IMAGE", Shown: none, Job: true,
-		Suite: "testdriver-image", Usage: "a pushed test driver image the nodes pull (instead of loading an archive)",
 		Meaning: "a pushed driver and workload image (`make testdriver-push REGISTRY=host/path` prints one) that the nodes pull instead of an archive loaded into them; a reference that does not resolve, or a registry that does not answer, is refused before anything is built. A registry on this machine's loopback (`localhost:5001`, `make registry-up`) is reached by the nodes of a cluster the suite creates at the kind network's gateway, one on a private address where it is, both over plain HTTP as the push reaches them (any other registry over HTTPS only)"},
-	{Name: "DRIVER", Shown: none, Job: true, Meaning: ownDriver,
-		Suite: "driver", Usage: "a DRA driver of your own on the existing cluster, whose devices the specs claim instead of installing the bundled driver"},
-	{Name: "DEVICE_CLASS", Shown: none, Job: true, Meaning: ownDriver,
-		Suite: "device-class", Usage: "the DeviceClass that selects that driver's devices"},
+	{Name: "DRIVER", Shown: none, Job: true, Meaning: ownDriver},
+	{Name: "DEVICE_CLASS", Shown: none, Job: true, Meaning: ownDriver},
 	{Name: "ADMIN_CHECK", Shown: none, Job: true,
-		Suite: "admin-check", Usage: "a shell command that must succeed in a container given a device with admin access (with --driver)",
 		Meaning: "with `DRIVER` and `WORKLOAD_IMAGE`: a shell command that must succeed inside every container given a device with admin access, run with the devices the allocation gave that container in its environment (`DRA_DEVICE_NAME`, `DRA_DEVICE_ATTR_UUID`, …; see [vendor.md](vendor.md)), say `nvidia-smi -i \"$DRA_DEVICE_ATTR_UUID\"`; the bundled workload image has no shell, so without `WORKLOAD_IMAGE` it is refused"},
 	{Name: "DRIVER_NAMESPACE", Shown: none, Job: true,
-		Suite: "driver-namespace", Usage: "the namespace of that driver's pods, for the report's provenance and the artifacts' logs (default: found by the pods' kubelet plugin folder)",
 		Meaning: "with `DRIVER`: the namespace of the driver's pods, whose images and versions go into the report's provenance and whose logs into the artifacts (`driver-<pod>.log`); by default the pods are found by their kubelet plugin folder. Given, a namespace with no pods is refused"},
 	{Name: "WORKLOAD_IMAGE", Shown: "the bundled workload", Job: true,
-		Suite: "workload-image", Usage: "the image the specs' pods run with --driver (needs sh and sleep; default: the bundled workload image)",
 		Meaning: "with `DRIVER`: the image the specs' pods run (`sh -c 'exec sleep 86400'`, so it needs `sh` and `sleep`; `ADMIN_CHECK` runs in it)"},
 	{Name: "REGISTRY", Shown: none,
 		Meaning: "`make incluster-e2e` (and `make testdriver-push`): the registry and path images are pushed to, which the cluster's nodes pull from (`registry.example.com/team`; plain HTTP only to a loopback or private address)"},
@@ -101,13 +89,10 @@ var Variables = []Variable{
 	{Name: "FOCUS", Shown: none, Ginkgo: "focus", Job: true, Meaning: specNames},
 	{Name: "SKIP", Shown: none, Ginkgo: "skip", Job: true, Meaning: specNames},
 	{Name: "KEEP_CLUSTER", Shown: none, Switch: true,
-		Suite: "keep-cluster", Usage: "keep the cluster after the run",
 		Meaning: "`1` keeps the cluster (and the driver) after the run; delete it with `make cluster-down`; `0` or empty deletes it; anything else is refused. With several releases each kept cluster is named `$(CLUSTER_NAME)-1-35` and so on"},
 	{Name: "CLUSTER_NAME", Default: DefaultClusterName, Job: true,
-		Suite: "cluster-name", Usage: "kind cluster name",
 		Meaning: "the kind cluster's name; a name in use is refused before anything is built"},
 	{Name: "NODE_IMAGE", Default: "auto",
-		Suite: "node-image", Usage: "node image: auto, pull, build, or an image reference",
 		Meaning: "`auto` (our offline build if present, else kind v0.33.0's published `kindest/node` for the release, pinned by digest, else an offline build), `pull`, `build`, `present` (only an image already here), or any kind node image of the release's minor (its own patch is what the checks expect)"},
 	{Name: "UPGRADE", Default: "1", Switch: true,
 		Meaning: "`0` skips the in-place upgrade spec and the build of the next release's bits it needs (`1` or `0` only)"},
@@ -116,7 +101,6 @@ var Variables = []Variable{
 	{Name: "KUBECONFIG", Shown: none,
 		Meaning: "**on the make command line only**: run against that existing cluster, create none"},
 	{Name: "KUBECONTEXT", Shown: "its current context",
-		Suite: "kubecontext", Usage: "the context of --kubeconfig the run uses (default: its current context)",
 		Meaning: "with `KUBECONFIG`: the kubeconfig's context to use instead of its current one, by every client of the run (`make e2e` and `make preflight`: the checks and the suite; `make incluster-e2e`: the checks, the Job, its follow-up and its clean-up); a context the kubeconfig lacks, or one given without `KUBECONFIG`, is refused before anything is built"},
 	// Four on a 2-core machine: the parallel specs mostly wait on the
 	// cluster (the CPU half idle through a run). A third process took the
@@ -128,7 +112,6 @@ var Variables = []Variable{
 	{Name: "TIMEOUT", Default: "60m", Ginkgo: "timeout", Job: true,
 		Meaning: "Ginkgo's suite timeout per release (a Go duration, checked before anything is built)"},
 	{Name: "ARTIFACTS", Default: "_artifacts",
-		Suite: "artifacts", Usage: "where logs and reports go (a relative path is taken from --source-root)",
 		Meaning: "where reports and logs go, one folder per release (a relative path is taken from the repository's root)"},
 	{Name: "GINKGO_ARGS", Shown: none,
 		Meaning: "extra Ginkgo flags, e.g. `-v` or `--poll-progress-after=60s`"},

@@ -109,7 +109,7 @@ func pageTable(t *testing.T) []string {
 }
 
 // Each variable is one row of the table, with what a row must have; a
-// suite flag or a Ginkgo flag belongs to one variable only.
+// Ginkgo flag belongs to one variable only.
 func TestTheTableIsWhole(t *testing.T) {
 	names, flags := map[string]bool{}, map[string]string{}
 	for _, v := range Variables {
@@ -123,18 +123,13 @@ func TestTheTableIsWhole(t *testing.T) {
 		if v.Default == "" && v.Shown == "" {
 			t.Errorf("%s shows no default: give Shown (\"—\" for none)", v.Name)
 		}
-		if v.Suite != "" && v.Usage == "" {
-			t.Errorf("%s's suite flag --%s has no usage", v.Name, v.Suite)
+		if v.Ginkgo == "" {
+			continue
 		}
-		for _, f := range []string{"suite " + v.Suite, "ginkgo " + v.Ginkgo} {
-			if strings.HasSuffix(f, " ") {
-				continue
-			}
-			if other, ok := flags[f]; ok {
-				t.Errorf("%s and %s both set %s", other, v.Name, f)
-			}
-			flags[f] = v.Name
+		if other, ok := flags[v.Ginkgo]; ok {
+			t.Errorf("%s and %s both set Ginkgo's --%s", other, v.Name, v.Ginkgo)
 		}
+		flags[v.Ginkgo] = v.Name
 	}
 }
 
@@ -160,19 +155,19 @@ func TestJobVariables(t *testing.T) {
 	}
 }
 
-// The in-cluster entry's flags: the Job's variables only, Ginkgo's as a
+// The in-cluster entry's Ginkgo flags: the Job's variables only, as a
 // compiled suite spells them, no filter that is not given.
 func TestJobFlags(t *testing.T) {
-	values := map[string]string{"LABELS": "authz", "K8S_VERSION": "1.35", "NODE_IMAGE": "x", "KEEP_CLUSTER": "1", "PROCS": "4"}
+	values := map[string]string{"LABELS": "authz", "PROCS": "4"}
 	get := func(name string) string { return values[name] }
 	job := func(v Variable) bool { return v.Job }
-	flags := append(SuiteFlags(get, job), GinkgoFlags(get, "-ginkgo.", job)...)
+	flags := GinkgoFlags(get, "-ginkgo.", job)
 	for _, f := range flags {
-		if strings.HasPrefix(f, "--node-image") || strings.HasPrefix(f, "--keep-cluster") || strings.Contains(f, "procs") || f == "-ginkgo.focus=" {
+		if strings.Contains(f, "procs") || f == "-ginkgo.focus=" {
 			t.Errorf("%s is no flag of the Job's variables", f)
 		}
 	}
-	if !slices.Contains(flags, "-ginkgo.label-filter=authz") || !slices.Contains(flags, "--release=1.35") {
+	if !slices.Contains(flags, "-ginkgo.label-filter=authz") {
 		t.Errorf("%q", flags)
 	}
 }

@@ -163,16 +163,28 @@ func runSuite(ctx context.Context, args []string, artifacts string) (int, error)
 // The release is the server's unless K8S_VERSION says, and the cluster is
 // named as the kubeconfig names it.
 func resolveRun(release, kubeconfig, artifacts, class string) (resolved.Run, error) {
+	// The Job's variables only: the pod's environment may hold others'
+	// names (KUBECONFIG, KEEP_CLUSTER) that make e2e would not have given
+	// the suite here.
 	get := func(name string) string {
-		v, _ := variables.Lookup(name)
-		return v.From(os.Getenv)
+		switch name {
+		case "K8S_VERSION":
+			return release
+		case "KUBECONFIG":
+			return kubeconfig
+		case "DEVICE_CLASS":
+			return class
+		case "CLUSTER_NAME":
+			return envOr("CLUSTER_NAME", inClusterName)
+		case "UPGRADE":
+			return "0"
+		}
+		if v, _ := variables.Lookup(name); v.Job {
+			return v.From(os.Getenv)
+		}
+		return ""
 	}
-	return resolved.New(resolved.Inputs{Given: release, Profile: get("PROFILE"), Features: get("FEATURES"),
-		ClusterName: envOr("CLUSTER_NAME", inClusterName), Kubeconfig: kubeconfig, Keep: get("KEEP_CLUSTER") == "1",
-		DriverImage: get("TESTDRIVER_IMAGE"), Driver: get("DRIVER"), DeviceClass: class, AdminCheck: get("ADMIN_CHECK"),
-		WorkloadImage: get("WORKLOAD_IMAGE"), DriverNamespace: get("DRIVER_NAMESPACE"),
-		Labels: get("LABELS"), Focus: get("FOCUS"), Skip: get("SKIP"), Upgrade: "0",
-		Root: "/", Output: os.TempDir(), Artifacts: artifacts})
+	return resolved.New(resolved.Inputs{Get: get, Root: "/", Output: os.TempDir(), Artifacts: artifacts})
 }
 
 // suiteArgs are the flags make e2e gives the suite: its resolved run
