@@ -51,7 +51,7 @@ var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation")
 			})
 		}
 	}
-	if plan.Driver == "" {
+	if plan.Run.Vendor().Name == "" {
 		its(true)
 		return
 	}

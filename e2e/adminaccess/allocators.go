@@ -50,7 +50,7 @@ var _ = framework.Describe("Admin access allocation under kube-scheduler's other
 		return // Main refused the flags already
 	}
 	rel := plan.Rel
-	if plan.Driver != "" || rel.FeatureSetName != "" {
+	if plan.Run.Vendor().Name != "" || rel.FeatureSetName != "" {
 		framework.Context("on the cluster's kube-scheduler", framework.WithSerial(), func() { allocatorsMoved(rel) })
 		return
 	}

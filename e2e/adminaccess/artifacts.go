@@ -21,13 +21,13 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/testenv"
 )
 
-func failureMarker() string { return filepath.Join(cfg.Artifacts, ".failed") }
+func failureMarker() string { return filepath.Join(theRun.Layout.Artifacts, ".failed") }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // failureDir is where a failed spec's artifacts go.
 func failureDir(report ginkgo.SpecReport) string {
-	dir := filepath.Join(cfg.Artifacts, "failures", unsafeName.ReplaceAllString(report.FullText(), "_"))
+	dir := filepath.Join(theRun.Layout.Artifacts, "failures", unsafeName.ReplaceAllString(report.FullText(), "_"))
 	if len(dir) > 200 {
 		dir = dir[:200]
 	}

@@ -36,13 +36,13 @@ var (
 	breaks breakFollower
 )
 
-func breaksFile() string { return filepath.Join(cfg.Artifacts, clusterwatch.BreaksFile) }
-func movesFile() string  { return filepath.Join(cfg.Artifacts, clusterwatch.MovesFile) }
+func breaksFile() string { return filepath.Join(theRun.Layout.Artifacts, clusterwatch.BreaksFile) }
+func movesFile() string  { return filepath.Join(theRun.Layout.Artifacts, clusterwatch.MovesFile) }
 
 // clearClusterRecord removes a former run's moves and breaks (process 1,
 // before any process starts a spec).
 func clearClusterRecord() {
-	os.MkdirAll(cfg.Artifacts, 0o755)
+	os.MkdirAll(theRun.Layout.Artifacts, 0o755)
 	os.Remove(breaksFile())
 	os.Remove(movesFile())
 }
@@ -61,7 +61,7 @@ func watchCluster() {
 			ns = env.Vendor.DriverNamespace // "" where not given: no driver pods watched
 		}
 		clusterWatcher = clusterwatch.Start(context.Background(), clusterwatch.Config{Client: env.Client, DriverNamespace: ns,
-			Dir: cfg.Artifacts, Logf: func(format string, args ...any) { framework.Logf(format, args...) }})
+			Dir: theRun.Layout.Artifacts, Logf: func(format string, args ...any) { framework.Logf(format, args...) }})
 	}
 	breaks.start()
 }

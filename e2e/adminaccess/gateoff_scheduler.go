@@ -35,7 +35,7 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	if plan == nil {
 		return // Main refused the flags already
 	}
-	if plan.Driver != "" || plan.Rel.FeatureSetName != "" {
+	if plan.Run.Vendor().Name != "" || plan.Rel.FeatureSetName != "" {
 		framework.Context("the cluster's kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 			f := newFramework("sched-off")
 			inProfile(f, "scheduler-off")

@@ -51,7 +51,7 @@ func previewRuns(preview ginkgo.Report, matches func(types.SpecReport) bool) boo
 	return false
 }
 
-func progressFile() string { return filepath.Join(cfg.Artifacts, ".progress") }
+func progressFile() string { return filepath.Join(theRun.Layout.Artifacts, ".progress") }
 
 // recordProgress runs after every spec (registered by newFramework).
 func recordProgress() {
@@ -67,7 +67,7 @@ func recordProgress() {
 	}
 	// The same judgement as report.json: an undeclared skip counts as failed.
 	state, _ := report.Outcome(r.State, r.Failure.Message, declared, defect)
-	os.MkdirAll(cfg.Artifacts, 0o755)
+	os.MkdirAll(theRun.Layout.Artifacts, 0o755)
 	f, err := os.OpenFile(progressFile(), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return

@@ -20,16 +20,16 @@ import (
 
 // clusterProvenance names the cluster for the report.
 func clusterProvenance() string {
-	if cfg.Kubeconfig == "" {
-		return cfg.ClusterName
+	if theRun.Cluster.Kubeconfig == "" {
+		return theRun.Cluster.Name
 	}
-	name, server, err := testenv.KubeconfigCluster(cfg.Kubeconfig, cfg.KubeContext)
+	name, server, err := testenv.KubeconfigCluster(theRun.Cluster.Kubeconfig, theRun.Cluster.Context)
 	if err != nil {
 		return fmt.Sprintf("unknown (%v)", err)
 	}
 	out := fmt.Sprintf("%s (%s)", name, server)
 	if env != nil && env.Cluster != nil {
-		out += fmt.Sprintf(", kind cluster %s of this machine", cfg.ClusterName)
+		out += fmt.Sprintf(", kind cluster %s of this machine", theRun.Cluster.Name)
 	}
 	return out
 }

@@ -103,7 +103,7 @@ func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits,
 // is bounded by restoreTimeout, as a cleanup that puts the cluster back is,
 // and the wait for bits got beside the suite by bitsBesideTimeout.
 func extractBoth(ctx context.Context, from, to release.Release) (up, down *nodesource.ReleaseBits, err error) {
-	dir := filepath.Join(cfg.OutputDir, "release-bits")
+	dir := filepath.Join(theRun.Layout.Output, "release-bits")
 	// The cluster's own first: the next release's may still be compiling.
 	if down, err = fromImage(ctx, env.NodeImage, from, filepath.Join(dir, from.Minor)); err != nil {
 		return nil, nil, err

@@ -38,13 +38,13 @@ import (
 
 // suiteCommit is the suite's git commit, with "+changes" when the tree differs.
 func suiteCommit() string {
-	out, err := exec.Command("git", "-C", cfg.RepoRoot, "rev-parse", "HEAD").Output()
+	out, err := exec.Command("git", "-C", theRun.Layout.Root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		// The suite's image has no repository: it names the commit it was built from.
 		return os.Getenv("E2E_SUITE_COMMIT")
 	}
 	commit := strings.TrimSpace(string(out))
-	if exec.Command("git", "-C", cfg.RepoRoot, "diff", "--quiet", "HEAD").Run() != nil {
+	if exec.Command("git", "-C", theRun.Layout.Root, "diff", "--quiet", "HEAD").Run() != nil {
 		commit += "+changes"
 	}
 	return commit
@@ -56,12 +56,11 @@ func recordStep(step timeline.Step) {
 }
 
 var (
-	// theRun is the resolved run (--run), read once per process (Main);
-	// cfg is what the suite works from, taken from it.
+	// theRun is the resolved run (--run), read once per process (Main):
+	// what the suite works from, read where it is used.
 	runFile string
 	theRun  resolved.Run
-	cfg     testenv.Config
-	// plan is cfg resolved, once per process (Main).
+	// plan is theRun resolved, once per process (Main).
 	plan *testenv.Plan
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
 	env *testenv.Env
@@ -108,14 +107,14 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	cfg, timelineFile = testenv.FromRun(theRun), theRun.Layout.Timeline
+	timelineFile = theRun.Layout.Timeline
 	// Only the run's kubeconfig means "run against an existing cluster": a
 	// KUBECONFIG exported in the shell, or the framework's flag, must
 	// never redirect the suite.
-	framework.TestContext.KubeConfig = cfg.Kubeconfig
-	if cfg.Kubeconfig != "" {
+	framework.TestContext.KubeConfig = theRun.Cluster.Kubeconfig
+	if theRun.Cluster.Kubeconfig != "" {
 		// The framework's own clients use the run's context too.
-		framework.TestContext.KubeContext = cfg.KubeContext
+		framework.TestContext.KubeContext = theRun.Cluster.Context
 	}
 	if ginkgo.GinkgoParallelProcess() == 1 { // the one that writes the report
 		startCommit = suiteCommit()
@@ -148,7 +147,7 @@ var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
 	os.Remove(progressFile()) // counts start at zero for this run
 	clearClusterRecord()
 	sh, err := plan.Setup(ctx, ginkgo.GinkgoWriter)
-	if err != nil && sh.Owned && !cfg.KeepCluster {
+	if err != nil && sh.Owned && !theRun.Cluster.Keep {
 		kindcluster.Delete(sh.ClusterName)
 	}
 	framework.ExpectNoError(err, "setting up the cluster")
@@ -188,7 +187,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 		return
 	}
 	meta := report.Meta{Release: theRun.Given, Profile: theRun.Profile, Cluster: clusterProvenance(), Existing: theRun.Cluster.Existing(), Features: theRun.Features,
-		DeviceClass: cfg.DeviceClass}
+		DeviceClass: theRun.Vendor().DeviceClass}
 	if env != nil {
 		meta.Components = env.Components
 		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
@@ -204,7 +203,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 				meta.Gates[string(c)] = g
 			}
 			meta.GatesRead = true
-		} else if cfg.Kubeconfig != "" {
+		} else if theRun.Cluster.Kubeconfig != "" {
 			// An existing cluster's flags are not the profile's: what the
 			// API tells, and that the rest is out of reach.
 			for c := range meta.Gates {
@@ -223,9 +222,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	before, err := timeline.ReadFile(timelineFile)
 	framework.ExpectNoError(err)
 	out.Timeline = append(before, out.Timeline...)
-	os.MkdirAll(cfg.Artifacts, 0o755)
-	framework.ExpectNoError(out.WriteJSON(filepath.Join(cfg.Artifacts, "report.json")))
-	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(cfg.Artifacts, "report.md")))
+	os.MkdirAll(theRun.Layout.Artifacts, 0o755)
+	framework.ExpectNoError(out.WriteJSON(filepath.Join(theRun.Layout.Artifacts, "report.json")))
+	framework.ExpectNoError(out.WriteMarkdown(filepath.Join(theRun.Layout.Artifacts, "report.md")))
 	if sel := out.Selection(); sel != "" {
 		fmt.Fprintln(os.Stdout, "\ne2e:", sel)
 	}
@@ -238,7 +237,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	if kd := out.KnownDefects(); kd != "" {
 		fmt.Fprintln(os.Stdout, "\n"+kd)
 	}
-	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(cfg.Artifacts, "report.md"))
+	fmt.Fprintf(os.Stdout, "\n%s (report: %s)\n", out.Summary(), filepath.Join(theRun.Layout.Artifacts, "report.md"))
 	// Ginkgo keeps a skip a skip; the suite does not. Failing here makes the
 	// run (and make e2e) fail for any skip the release table does not declare.
 	if undeclared := out.Undeclared(); len(undeclared) > 0 {
@@ -260,18 +259,18 @@ var _ = ginkgo.SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 		} else {
 			fmt.Fprintf(os.Stdout, "e2e: the components' gates could not be read from the nodes, the report lists the profile's: %v\n", err)
 		}
-	} else if cfg.Kubeconfig != "" {
+	} else if theRun.Cluster.Kubeconfig != "" {
 		apiserverGates, apiserverGatesErr = existingClusterGates(ctx)
 	}
 	// The driver's log (one line per prepared claim, with its duration) is kept on every run.
-	saveDriverLogs(ctx, filepath.Join(cfg.Artifacts, "testdriver.log"))
-	saveClusterRecord(ctx, filepath.Join(cfg.Artifacts, "cluster"))
+	saveDriverLogs(ctx, filepath.Join(theRun.Layout.Artifacts, "testdriver.log"))
+	saveClusterRecord(ctx, filepath.Join(theRun.Layout.Artifacts, "cluster"))
 	stopAllocatorSchedulers(ctx)
 	// Any process's failure leaves the marker; then the cluster's logs are kept too.
 	_, err := os.Stat(failureMarker())
 	failed := err == nil
 	start := time.Now()
-	err = testenv.Teardown(ctx, env, cfg.Artifacts, failed, cfg.KeepCluster, ginkgo.GinkgoWriter)
+	err = testenv.Teardown(ctx, env, theRun.Layout.Artifacts, failed, theRun.Cluster.Keep, ginkgo.GinkgoWriter)
 	recordStep(timeline.Since(timeline.KindTeardown, "logs and cluster deletion", start))
 	framework.ExpectNoError(err)
 }, ginkgo.NodeTimeout(5*time.Minute))

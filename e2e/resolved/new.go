@@ -18,7 +18,8 @@ type Inputs struct {
 	// its default applied. Every field of Run tagged variable:"NAME" is
 	// Get(NAME) (a boolean: "1"), filled by one loop (fill): a variable
 	// the suite reads is its row and its tagged field, no copy by hand
-	// here, in the runner or in the in-cluster entry. UPGRADE is read too:
+	// here, in the runner, in the in-cluster entry or in the suite (which
+	// reads the Run itself). UPGRADE is read too:
 	// "0" gives the upgrade spec no next release.
 	Get func(name string) string
 	// DriverArchive and DriverTag are the bundled driver's image the

@@ -84,6 +84,16 @@ type Driver struct {
 	Vendor *Vendor `json:"vendor,omitempty"`
 }
 
+// Vendor is the run's driver of the user's own, the zero Vendor (no
+// name) for the bundled one: readers take its fields without a nil check
+// of their own.
+func (r Run) Vendor() Vendor {
+	if r.Driver.Vendor == nil {
+		return Vendor{}
+	}
+	return *r.Driver.Vendor
+}
+
 // Vendor is a DRA driver of the user's own on an existing cluster.
 type Vendor struct {
 	Name          string `json:"name" variable:"DRIVER"`

@@ -73,3 +73,15 @@ func TestUpgradeFor(t *testing.T) {
 		}
 	}
 }
+
+// The bundled driver (no Vendor) reads as the zero Vendor, not a nil
+// dereference; a driver of the user's own reads as it was resolved.
+func TestVendor(t *testing.T) {
+	if v := (Run{}).Vendor(); v != (Vendor{}) {
+		t.Errorf("bundled driver: Vendor() = %+v, want the zero Vendor", v)
+	}
+	own := Vendor{Name: "gpu.example.com", DeviceClass: "gpu", Namespace: "gpu-driver"}
+	if v := (Run{Driver: Driver{Vendor: &own}}).Vendor(); v != own {
+		t.Errorf("driver of the user's own: Vendor() = %+v, want %+v", v, own)
+	}
+}

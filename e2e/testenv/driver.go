@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/e2e/timeline"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
@@ -22,8 +23,8 @@ import (
 
 // setupBundled is Setup's end with the bundled driver: its image on the
 // nodes, a stale or kept one out of the way, this run's installed.
-func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
-	built, err := driverImage(cfg, c, &sh, progress)
+func setupBundled(ctx context.Context, r resolved.Run, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
+	built, err := driverImage(r, c, &sh, progress)
 	if err != nil {
 		return sh, err
 	}
@@ -40,8 +41,8 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 	if sh.DriverWasThere, err = clearDriverPlace(ctx, env, sh.Driver, progress); err != nil {
 		return sh, err
 	}
-	sh.Driver.RunID = fmt.Sprintf("%s-%d", cfg.ClusterName, time.Now().Unix())
-	sh.Driver.Kept = cfg.KeepCluster || sh.DriverWasThere
+	sh.Driver.RunID = fmt.Sprintf("%s-%d", r.Cluster.Name, time.Now().Unix())
+	sh.Driver.Kept = r.Cluster.Keep || sh.DriverWasThere
 	t := time.Now()
 	if err := deploy.Install(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 		return sh, err
@@ -58,16 +59,16 @@ func setupBundled(ctx context.Context, cfg Config, sh Shared, env *Env, c *kindc
 // driverImage is the bundled driver and workload image where the nodes get
 // it: pulled from a registry (TESTDRIVER_IMAGE), or an archive (given, or
 // built here) loaded into a kind cluster of this machine.
-func driverImage(cfg Config, c *kindcluster.Cluster, sh *Shared, progress io.Writer) (image.Built, error) {
-	built := image.Built{Archive: cfg.TestdriverArchive, Tag: cfg.TestdriverTag}
+func driverImage(r resolved.Run, c *kindcluster.Cluster, sh *Shared, progress io.Writer) (image.Built, error) {
+	built := image.Built{Archive: r.Driver.Archive, Tag: r.Driver.Tag}
 	var err error
-	if cfg.TestdriverImage != "" {
+	if r.Driver.Image != "" {
 		// From a registry: every node pulls it when a pod first needs it.
-		built = image.Built{Tag: cfg.TestdriverImage}
+		built = image.Built{Tag: r.Driver.Image}
 		fmt.Fprintf(progress, "testdriver: image %s, pulled by the nodes from its registry\n", built.Tag)
 	} else if built.Archive == "" {
 		t := time.Now()
-		if built, err = image.Build(cfg.RepoRoot, filepath.Join(cfg.OutputDir, "testdriver")); err != nil {
+		if built, err = image.Build(r.Layout.Root, filepath.Join(r.Layout.Output, "testdriver")); err != nil {
 			return built, err
 		}
 		fmt.Fprintf(progress, "testdriver: image %s built in %s\n", built.Tag, time.Since(t).Round(100*time.Millisecond))

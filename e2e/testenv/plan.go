@@ -30,7 +30,9 @@ import (
 // its holder. The one thing made later is the client set the plan points
 // to, filled once when the cluster first answers and never replaced.
 type Plan struct {
-	Config
+	// Run is the resolved run the plan is of, read as the runner (or the
+	// in-cluster entry) wrote it: nothing copies its fields out.
+	Run resolved.Run
 	// Rel is the release with the run's feature set folded in, at the
 	// release table's patch (Connect's Env has it at the patch that booted).
 	Rel  release.Release
@@ -120,50 +122,50 @@ func (p *Plan) kind(name string, rel release.Release, kubeconfig string) (*kindc
 // every process resolves, and one that starts late could see the claims of
 // specs another process already runs.
 func Resolve(ctx context.Context, r resolved.Run) (*Plan, error) {
-	cfg := FromRun(r)
 	// The runner resolved the release: this looks its row up, and parses
 	// nothing the user gave again.
 	rel, err := r.Rel()
 	if err != nil {
 		return nil, err
 	}
-	prof, err := profile.Get(cfg.Profile)
+	prof, err := profile.Get(r.Profile)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckVendorArgs(cfg.Kubeconfig, cfg.Driver, cfg.DeviceClass, cfg.AdminCheck, cfg.WorkloadImage); err != nil {
+	own := r.Vendor()
+	if err := CheckVendorArgs(r.Cluster.Kubeconfig, own.Name, own.DeviceClass, own.AdminCheck, own.WorkloadImage); err != nil {
 		return nil, err
 	}
-	if err := CheckDriverNamespace(cfg.Driver, cfg.DriverNamespace); err != nil {
+	if err := CheckDriverNamespace(own.Name, own.Namespace); err != nil {
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Rel: rel, Prof: prof, clients: &clients{}}
-	if cfg.KubeContext != "" && cfg.Kubeconfig == "" {
-		return nil, fmt.Errorf("--kubecontext=%s names a context of a kubeconfig: give --kubeconfig too", cfg.KubeContext)
+	p := &Plan{Run: r, Rel: rel, Prof: prof, clients: &clients{}}
+	if r.Cluster.Context != "" && r.Cluster.Kubeconfig == "" {
+		return nil, fmt.Errorf("--kubecontext=%s names a context of a kubeconfig: give --kubeconfig too", r.Cluster.Context)
 	}
-	if cfg.Kubeconfig == "" {
+	if r.Cluster.Kubeconfig == "" {
 		if err := prof.CheckRunnable(rel); err != nil {
 			return nil, err
 		}
 		return p, nil
 	}
-	if err := p.dial(cfg.Kubeconfig, cfg.KubeContext); err != nil {
+	if err := p.dial(r.Cluster.Kubeconfig, r.Cluster.Context); err != nil {
 		return nil, err
 	}
-	kubeconfig := KubeconfigName(cfg.Kubeconfig, cfg.KubeContext)
+	kubeconfig := KubeconfigName(r.Cluster.Kubeconfig, r.Cluster.Context)
 	if err := answers(ctx, p.clients.typed, kubeconfig); err != nil {
 		return nil, err
 	}
 	// The release as given (a patch only where one was), on the row the
 	// run resolved.
-	if err := serves(p.clients.typed, kubeconfig, func(v string) error { return rowMatches(rel, cfg.Release, v) }); err != nil {
+	if err := serves(p.clients.typed, kubeconfig, func(v string) error { return rowMatches(rel, r.Given, v) }); err != nil {
 		return nil, err
 	}
-	if cfg.Driver != "" {
-		if p.vendorDevices, err = readVendorDriver(ctx, p.clients.dra, cfg.Driver, cfg.DeviceClass); err != nil {
+	if own.Name != "" {
+		if p.vendorDevices, err = readVendorDriver(ctx, p.clients.dra, own.Name, own.DeviceClass); err != nil {
 			return nil, err
 		}
-		if err := checkDriverNamespace(ctx, p.clients.typed, cfg.Driver, cfg.DriverNamespace); err != nil {
+		if err := checkDriverNamespace(ctx, p.clients.typed, own.Name, own.Namespace); err != nil {
 			return nil, err
 		}
 	}

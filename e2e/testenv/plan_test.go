@@ -38,7 +38,7 @@ current-context: c
 	if before.clients != p.clients || before.clients.typed == nil {
 		t.Error("the copy taken before dialling does not share the process's client set")
 	}
-	if !reflect.DeepEqual(before.Config, p.Config) || !reflect.DeepEqual(before.Rel, p.Rel) || !reflect.DeepEqual(before.Prof, p.Prof) {
+	if !reflect.DeepEqual(before.Run, p.Run) || !reflect.DeepEqual(before.Rel, p.Rel) || !reflect.DeepEqual(before.Prof, p.Prof) {
 		t.Error("dialling changed the plan")
 	}
 	typed := p.clients.typed

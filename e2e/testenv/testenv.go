@@ -27,46 +27,6 @@ import (
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 )
 
-// Config is what the suite works from: its resolved run (FromRun).
-type Config struct {
-	// Release is K8S_VERSION as given (resolved.Run's Given): an existing
-	// cluster must run it, to the patch where one was given.
-	Release string
-	Profile string
-	// Features is the cluster's DRA feature set (release.ClusterSet; "defaults").
-	Features    string
-	ClusterName string
-	// Kubeconfig, when set, names an existing cluster: none is created.
-	Kubeconfig string
-	NodeImage  string // node image source or reference (see nodesource.New)
-	// KubeContext is Kubeconfig's context the run uses ("" its current one).
-	KubeContext string
-	// TestdriverArchive is a prebuilt image archive (make testdriver-image);
-	// empty builds it from RepoRoot.
-	TestdriverArchive string
-	TestdriverTag     string
-	// TestdriverImage is a pushed driver and workload image (make
-	// testdriver-push) the nodes pull instead of an archive loaded into them.
-	TestdriverImage string
-	RepoRoot        string
-	OutputDir       string
-	Artifacts       string
-	KeepCluster     bool
-	// UpgradeNodeImage is the next release's node image, the source of the
-	// in-place upgrade spec; or UpgradeBits, the status file of its bits
-	// that the runner gets beside the suite (nodesource.ReadBitsStatus).
-	// With neither, that spec is a declared skip.
-	UpgradeNodeImage, UpgradeBits string
-	// Driver and DeviceClass name a DRA driver of the user's own on an
-	// existing cluster (see VendorDriver); AdminCheck and WorkloadImage go
-	// with them.
-	Driver, DeviceClass, AdminCheck, WorkloadImage string
-	// DriverNamespace is where that driver's pods run (DRIVER_NAMESPACE),
-	// for the report's provenance and the artifacts' logs; empty finds
-	// them by their kubelet plugin folder (driverpods.go).
-	DriverNamespace string
-}
-
 // Shared is what process 1 hands to every parallel process.
 type Shared struct {
 	Release        string
@@ -94,7 +54,7 @@ type Shared struct {
 	Components map[string]string
 	// NodeImage is the image the suite's cluster booted from, and
 	// UpgradeNodeImage and UpgradeBits where the next release's come from
-	// (see Config).
+	// (resolved.Run's Upgrade).
 	NodeImage                     string
 	NodeImageID                   string // Docker's ID of NodeImage
 	UpgradeNodeImage, UpgradeBits string
@@ -135,20 +95,20 @@ func (e *Env) SetFeatureSet(set release.FeatureSet) {
 // Setup runs once per suite (process 1): make or reach the cluster, load and
 // install the test driver. progress gets one line per step.
 func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
-	cfg, rel, prof := p.Config, p.Rel, p.Prof
-	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: cfg.Features, ClusterName: cfg.ClusterName, UpgradeNodeImage: cfg.UpgradeNodeImage, UpgradeBits: cfg.UpgradeBits}
+	r, rel, prof := p.Run, p.Rel, p.Prof
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: r.Features, ClusterName: r.Cluster.Name, UpgradeNodeImage: r.Upgrade.NodeImage, UpgradeBits: r.Upgrade.Bits}
 	var c *kindcluster.Cluster
-	if cfg.Kubeconfig != "" {
-		sh.KubeconfigPath, sh.KubeContext = cfg.Kubeconfig, cfg.KubeContext
+	if r.Cluster.Kubeconfig != "" {
+		sh.KubeconfigPath, sh.KubeContext = r.Cluster.Kubeconfig, r.Cluster.Context
 		// A kind cluster of this machine with that name: its nodes can take images.
-		if att, err := p.kind(cfg.ClusterName, rel, cfg.Kubeconfig); err == nil {
+		if att, err := p.kind(r.Cluster.Name, rel, r.Cluster.Kubeconfig); err == nil {
 			c, sh.Kind = att, true
 		}
 	} else {
-		if err := kindcluster.CheckNameFree(cfg.ClusterName); err != nil {
+		if err := kindcluster.CheckNameFree(r.Cluster.Name); err != nil {
 			return sh, err
 		}
-		images, err := nodesource.New(cfg.NodeImage, cfg.OutputDir, cfg.RepoRoot, progress)
+		images, err := nodesource.New(r.Cluster.NodeImage, r.Layout.Output, r.Layout.Root, progress)
 		if err != nil {
 			return sh, fmt.Errorf("NODE_IMAGE: %w", err)
 		}
@@ -161,11 +121,11 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 		fmt.Fprintf(progress, "node image %s runs Kubernetes %s\n", img.Ref, rel.GitVersion())
 		t := time.Now()
 		var registries []string
-		if host := kindcluster.PlainHTTPRegistryHost(cfg.TestdriverImage); host != "" {
+		if host := kindcluster.PlainHTTPRegistryHost(r.Driver.Image); host != "" {
 			registries = append(registries, host)
 		}
-		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: cfg.ClusterName, Release: rel, Profile: prof, Image: img.Ref,
-			KubeconfigPath: filepath.Join(cfg.OutputDir, "kubeconfig-"+cfg.ClusterName), Progress: progress, Keep: cfg.KeepCluster,
+		c, err = kindcluster.Create(ctx, kindcluster.Options{Name: r.Cluster.Name, Release: rel, Profile: prof, Image: img.Ref,
+			KubeconfigPath: filepath.Join(r.Layout.Output, "kubeconfig-"+r.Cluster.Name), Progress: progress, Keep: r.Cluster.Keep,
 			PlainHTTPRegistries: registries})
 		if err != nil {
 			return sh, err
@@ -196,10 +156,10 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 		sh.Components["node image"] = sh.NodeImage
 	}
 
-	if cfg.Driver != "" {
-		return setupVendor(ctx, cfg, p.vendorDevices, sh, env, c, progress)
+	if r.Vendor().Name != "" {
+		return setupVendor(ctx, r, p.vendorDevices, sh, env, c, progress)
 	}
-	return setupBundled(ctx, cfg, sh, env, c, progress)
+	return setupBundled(ctx, r, sh, env, c, progress)
 }
 
 // components reads the versions the report names: the apiserver's, and each

@@ -15,6 +15,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/kindcluster"
+	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 	"github.com/kep5018/adminaccess-conformance/testdriver/deploy"
 	draclient "k8s.io/dynamic-resource-allocation/client"
 )
@@ -235,10 +236,11 @@ func attributeStrings(attrs map[resourceapi.QualifiedName]resourceapi.DeviceAttr
 // are never the run's own. The specs' pods run WORKLOAD_IMAGE, or else
 // the bundled workload image, which reaches the nodes as the bundled
 // driver's would.
-func setupVendor(ctx context.Context, cfg Config, devices map[string][]Device, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
-	v := &VendorDriver{Driver: cfg.Driver, Class: cfg.DeviceClass, Devices: devices, DriverNamespace: cfg.DriverNamespace,
-		Started: time.Now(), AdminCheck: cfg.AdminCheck}
-	inUse, err := checkIdle(ctx, env.DRA, cfg.DeviceClass, devices)
+func setupVendor(ctx context.Context, r resolved.Run, devices map[string][]Device, sh Shared, env *Env, c *kindcluster.Cluster, progress io.Writer) (Shared, error) {
+	own := r.Vendor()
+	v := &VendorDriver{Driver: own.Name, Class: own.DeviceClass, Devices: devices, DriverNamespace: own.Namespace,
+		Started: time.Now(), AdminCheck: own.AdminCheck}
+	inUse, err := checkIdle(ctx, env.DRA, own.DeviceClass, devices)
 	if err != nil {
 		return sh, err
 	}
@@ -247,19 +249,19 @@ func setupVendor(ctx context.Context, cfg Config, devices map[string][]Device, s
 	if err != nil {
 		return sh, err
 	}
-	if v.WorkloadImage = cfg.WorkloadImage; v.WorkloadImage != "" {
+	if v.WorkloadImage = own.WorkloadImage; v.WorkloadImage != "" {
 		v.WorkloadCommand = []string{"sh", "-c", "exec sleep 86400"}
 	} else {
-		built, err := driverImage(cfg, c, &sh, progress)
+		built, err := driverImage(r, c, &sh, progress)
 		if err != nil {
 			return sh, err
 		}
 		v.WorkloadImage = built.Tag
 	}
 	sh.Vendor = v
-	sh.Driver = deploy.Options{DriverName: cfg.Driver, DeviceClass: cfg.DeviceClass, Image: v.WorkloadImage}
-	sh.Components["DRA driver"] = cfg.Driver + " (given with DRIVER; the bundled driver is not installed)"
-	sh.Components["device class"] = cfg.DeviceClass
+	sh.Driver = deploy.Options{DriverName: own.Name, DeviceClass: own.DeviceClass, Image: v.WorkloadImage}
+	sh.Components["DRA driver"] = own.Name + " (given with DRIVER; the bundled driver is not installed)"
+	sh.Components["device class"] = own.DeviceClass
 	sh.Components["devices the class selects"] = v.Counts()
 	if len(inUse) > 0 {
 		sh.Components["devices in use before the run (their nodes are left out)"] = inUseText(inUse)
@@ -269,6 +271,6 @@ func setupVendor(ctx context.Context, cfg Config, devices map[string][]Device, s
 		sh.Components[k] = val
 	}
 	fmt.Fprintf(progress, "driver %s, class %s: devices per node %s; nodes the specs use %s; the bundled driver is not installed\n",
-		cfg.Driver, cfg.DeviceClass, v.Counts(), strings.Join(v.FreeNodes(), ", "))
+		own.Name, own.DeviceClass, v.Counts(), strings.Join(v.FreeNodes(), ", "))
 	return sh, nil
 }
