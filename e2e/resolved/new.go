@@ -74,7 +74,7 @@ func New(in Inputs) (Run, error) {
 	r.Schema, r.Release, r.Minor, r.Allocator = Schema, rel.Version, rel.Minor, allocator
 	r.Cluster.Kubeconfig = path(r.Cluster.Kubeconfig)
 	r.Driver.Archive, r.Driver.Tag = in.DriverArchive, in.DriverTag
-	r.Layout = Layout{Root: root, Output: path(in.Output), Artifacts: path(in.Artifacts), Timeline: in.Timeline}
+	r.Layout = Layout{Root: root, Output: path(in.Output), Artifacts: path(in.Artifacts), Timeline: path(in.Timeline)}
 	// A driver of the user's own is named by DRIVER or its class; the
 	// rest of its row (ADMIN_CHECK, ...) alone names none.
 	if v := r.Driver.Vendor; v != nil && v.Name == "" && v.DeviceClass == "" {

@@ -138,11 +138,9 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 		return code
 	}
 	// The columns this run makes, named once: the sign-off judges these.
-	columns, err := matrix.Columns(c.Get("K8S_VERSIONS"), c.Get("FEATURES"))
-	if err != nil {
-		fmt.Fprintln(p.Stderr, "e2e:", err)
-		return ExitRefused
-	}
+	// A patch (K8S_VERSION=1.35.4) is no column of the matrix: it runs, and
+	// the sign-off then says why it cannot judge it.
+	columns, _ := matrix.Columns(c.Get("K8S_VERSIONS"), c.Get("FEATURES"))
 	artifacts, classes := c.Get("ARTIFACTS"), c.Classes()
 	if classes != nil {
 		os.RemoveAll(filepath.Join(artifacts, "classes"))
@@ -174,9 +172,9 @@ func (p *Pipeline) E2E(ctx context.Context, c Config) int {
 			}
 		}
 	}
-	src := signoff.Sources{Artifacts: []string{artifacts}, Columns: columns}
+	src := signoff.Sources{Artifacts: []string{artifacts}, Columns: columns, Releases: c.Get("K8S_VERSIONS"), Features: c.Get("FEATURES")}
 	if classes != nil {
-		src = signoff.Sources{Cells: []string{filepath.Join(artifacts, "classes")}, Out: artifacts, Columns: columns}
+		src = signoff.Sources{Cells: []string{filepath.Join(artifacts, "classes")}, Out: artifacts, Columns: columns, Releases: src.Releases, Features: src.Features}
 	}
 	signed := signoff.Collect(src, p.Stdout, p.Stderr)
 	switch {

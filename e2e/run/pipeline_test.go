@@ -429,3 +429,18 @@ func TestGoBuildFlagInGinkgoArgs(t *testing.T) {
 		}
 	}
 }
+
+// A pinned patch is no column of the matrix, but it is a release the run
+// takes: it runs, and only the sign-off says it cannot judge it.
+func TestE2ERunsAPatchTheMatrixHasNoColumnFor(t *testing.T) {
+	root := t.TempDir()
+	f := &fakeRun{}
+	var out bytes.Buffer
+	c := Resolve(env("K8S_VERSION", "1.35.4", "UPGRADE", "0"), nil, root)
+	if code := pipeline(f, &out).E2E(context.Background(), c); code == ExitRefused {
+		t.Errorf("exit %d (refused): %s", code, out.String())
+	}
+	if len(f.commands) < 2 || !strings.HasPrefix(f.commands[len(f.commands)-1], "ginkgo 1.35.4") {
+		t.Errorf("commands %q, want the suite run for 1.35.4", f.commands)
+	}
+}

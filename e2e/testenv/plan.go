@@ -141,7 +141,7 @@ func Resolve(ctx context.Context, r resolved.Run) (*Plan, error) {
 	}
 	p := &Plan{Run: r, Rel: rel, Prof: prof, clients: &clients{}}
 	if r.Cluster.Context != "" && r.Cluster.Kubeconfig == "" {
-		return nil, fmt.Errorf("--kubecontext=%s names a context of a kubeconfig: give --kubeconfig too", r.Cluster.Context)
+		return nil, fmt.Errorf("KUBECONTEXT=%s names a context of a kubeconfig: give KUBECONFIG too", r.Cluster.Context)
 	}
 	if r.Cluster.Kubeconfig == "" {
 		if err := prof.CheckRunnable(rel); err != nil {

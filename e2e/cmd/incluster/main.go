@@ -97,13 +97,17 @@ func runAll(ctx context.Context) (int, error) {
 	}
 	code := 0
 	for _, cr := range classRuns(results, release, os.Getenv("DEVICE_CLASS")) {
-		r, err := resolveRun(release, kubeconfig, cr.artifacts, cr.class)
+		file, err := writeRun(release, kubeconfig, cr)
 		if err != nil {
-			return 2, err
-		}
-		file, err := resolved.Write(cr.artifacts, r)
-		if err != nil {
-			return 2, err
+			// Refused as the suite refused it before run.json: said in the
+			// class's e2e.log, and the sign-off and Sonobuoy's done file are
+			// still written, so that Sonobuoy does not wait out its timeout.
+			fmt.Fprintln(os.Stderr, "incluster:", err)
+			if werr := errors.Join(os.MkdirAll(cr.artifacts, 0o755), os.WriteFile(filepath.Join(cr.artifacts, "e2e.log"), []byte("incluster: "+err.Error()+"\n"), 0o644)); werr != nil {
+				return 2, errors.Join(err, werr)
+			}
+			code = max(code, 2)
+			continue
 		}
 		c, err := runSuite(ctx, suiteArgs(file, cr.artifacts), cr.artifacts)
 		if err != nil {
@@ -119,6 +123,16 @@ func runAll(ctx context.Context) (int, error) {
 		return max(code, 1), err
 	}
 	return code, nil
+}
+
+// writeRun resolves one class's run and writes its run.json, whose path
+// the suite is given.
+func writeRun(release, kubeconfig string, cr classRun) (string, error) {
+	r, err := resolveRun(release, kubeconfig, cr.artifacts, cr.class)
+	if err != nil {
+		return "", err
+	}
+	return resolved.Write(cr.artifacts, r)
 }
 
 // classRun is one run of the suite: DEVICE_CLASS=a,b runs it once per
