@@ -22,8 +22,7 @@ import (
 // container and an export of its images: 16 s on a 2-core VM when not
 // cached). The next release's come from the runner, which gets them beside
 // the steps before the suite and the suite itself (the run's Upgrade.Bits:
-// on a machine without that release's node image, minutes of compiling),
-// or, with its Upgrade.NodeImage, out of that image as the cluster's own. The next
+// on a machine without that release's node image, minutes of compiling). The next
 // release's images are then loaded onto the control-plane node as well
 // (5-6 s that the switch would otherwise spend).
 var releaseBits bitsAhead
@@ -83,7 +82,7 @@ func (a *bitsAhead) wait(ctx context.Context) (up, down *nodesource.ReleaseBits,
 	select {
 	case <-a.done:
 	default:
-		framework.Logf("waiting for the next release's bits (%s)", bitsSource(env.UpgradeBits, env.UpgradeNodeImage))
+		framework.Logf("waiting for the next release's bits (%s)", "got by the runner beside the suite: "+env.UpgradeBits)
 		start := time.Now()
 		defer func() { framework.Logf("the next release's bits came after %s", time.Since(start).Round(time.Second)) }()
 	}
@@ -108,11 +107,7 @@ func extractBoth(ctx context.Context, from, to release.Release) (up, down *nodes
 	if down, err = fromImage(ctx, env.NodeImage, from, filepath.Join(dir, from.Minor)); err != nil {
 		return nil, nil, err
 	}
-	if env.UpgradeBits != "" {
-		up, err = besideBits(ctx, env.UpgradeBits, to)
-	} else {
-		up, err = fromImage(ctx, env.UpgradeNodeImage, to, filepath.Join(dir, to.Minor))
-	}
+	up, err = besideBits(ctx, env.UpgradeBits, to)
 	return up, down, err
 }
 
@@ -154,12 +149,4 @@ func besideBits(ctx context.Context, status string, r release.Release) (bits *no
 	}
 	framework.Logf("the Kubernetes %s bits for the upgrade: %s", r.Minor, bits.Image)
 	return bits, nil
-}
-
-// bitsSource says where the next release's bits come from, for the log.
-func bitsSource(status, image string) string {
-	if status != "" {
-		return "got by the runner beside the suite: " + status
-	}
-	return "out of " + image
 }

@@ -22,14 +22,10 @@ type Inputs struct {
 	// reads the Run itself). UPGRADE is read too:
 	// "0" gives the upgrade spec no next release.
 	Get func(name string) string
-	// DriverArchive and DriverTag are the bundled driver's image the
-	// runner built.
-	DriverArchive, DriverTag string
 	// UpgradeBits is the status file the runner's getter of the next
-	// release's bits writes, UpgradeNodeImage a node image of that
-	// release: where the upgrade spec runs, one of them is where its bits
-	// come from; with neither, it is a declared skip.
-	UpgradeBits, UpgradeNodeImage string
+	// release's bits writes: where the upgrade spec runs, its bits come
+	// from there; without one, it is a declared skip.
+	UpgradeBits string
 	// Root is the repository, Output its build folder, Artifacts the
 	// release's reports folder (relative ones are taken from Root),
 	// Timeline the runner's timed steps ("" none).
@@ -37,7 +33,7 @@ type Inputs struct {
 }
 
 // New resolves one release's run: the release once (at the table's patch,
-// with the feature set and its allocator), and whether the upgrade spec
+// with the feature set, which some allocator must support), and whether the upgrade spec
 // runs, decided once (UpgradeFor) with the filters' selection of it
 // (labels.UpgradeSelected). Bad input is refused in one line.
 func New(in Inputs) (Run, error) {
@@ -50,8 +46,9 @@ func New(in Inputs) (Run, error) {
 	if strings.TrimSpace(r.Profile) == "" {
 		return Run{}, fmt.Errorf("no gate profile: give PROFILE (default: default)")
 	}
-	allocator, err := rel.AllocatorFor(rel.DefaultFeatures())
-	if err != nil {
+	// A feature set no implementation supports is refused here, before
+	// a cluster is made for it.
+	if _, err := rel.AllocatorFor(rel.DefaultFeatures()); err != nil {
 		return Run{}, err
 	}
 	selected, err := labels.UpgradeSelected(r.Filters.Labels, rel)
@@ -71,9 +68,8 @@ func New(in Inputs) (Run, error) {
 	if r.Features == "" {
 		r.Features = release.DefaultSet
 	}
-	r.Schema, r.Release, r.Minor, r.Allocator = Schema, rel.Version, rel.Minor, allocator
+	r.Schema, r.Release = Schema, rel.Version
 	r.Cluster.Kubeconfig = path(r.Cluster.Kubeconfig)
-	r.Driver.Archive, r.Driver.Tag = in.DriverArchive, in.DriverTag
 	r.Layout = Layout{Root: root, Output: path(in.Output), Artifacts: path(in.Artifacts), Timeline: path(in.Timeline)}
 	// A driver of the user's own is named by DRIVER or its class; the
 	// rest of its row (ADMIN_CHECK, ...) alone names none.
@@ -82,12 +78,12 @@ func New(in Inputs) (Run, error) {
 	}
 	// The release table's mode as the suite reads it (the rows of release
 	// switching read only these two): an existing cluster, and whether
-	// the next release's bits or node image come at all.
+	// the next release's bits come at all.
 	m := release.Mode{Existing: r.Cluster.Existing(), VendorDriver: r.Driver.Vendor != nil,
-		UpgradeImage: in.Get("UPGRADE") != "0" && (in.UpgradeBits != "" || in.UpgradeNodeImage != "")}
+		UpgradeImage: in.Get("UPGRADE") != "0" && in.UpgradeBits != ""}
 	r.Upgrade = UpgradeFor(rel, m, selected)
 	if r.Upgrade.Runs {
-		r.Upgrade.Bits, r.Upgrade.NodeImage = path(in.UpgradeBits), in.UpgradeNodeImage
+		r.Upgrade.Bits = path(in.UpgradeBits)
 	}
 	if err := r.check(); err != nil {
 		return Run{}, err

@@ -37,19 +37,17 @@ type Run struct {
 	// ("1.35.4"). A cluster booted from another patch's image (kind's
 	// published one) says so in the report; the table's row stays this.
 	Release string `json:"release"`
-	// Minor is Release's minor ("1.35").
-	Minor string `json:"minor"`
 	// Profile is the gate profile of a cluster the suite makes.
 	Profile string `json:"profile" variable:"PROFILE"`
-	// Features is the DRA feature set (release.DefaultSet: "defaults"),
-	// Allocator the allocator implementation kube-scheduler uses under it.
-	Features  string  `json:"features" variable:"FEATURES"`
-	Allocator string  `json:"allocator"`
-	Cluster   Cluster `json:"cluster"`
-	Driver    Driver  `json:"driver"`
-	Filters   Filters `json:"filters"`
-	Upgrade   Upgrade `json:"upgrade"`
-	Layout    Layout  `json:"layout"`
+	// Features is the DRA feature set (release.DefaultSet: "defaults");
+	// which allocator kube-scheduler uses under it is the suite's to read
+	// from the cluster (Env.Allocator), not a value resolved here.
+	Features string  `json:"features" variable:"FEATURES"`
+	Cluster  Cluster `json:"cluster"`
+	Driver   Driver  `json:"driver"`
+	Filters  Filters `json:"filters"`
+	Upgrade  Upgrade `json:"upgrade"`
+	Layout   Layout  `json:"layout"`
 }
 
 // Cluster is the cluster the run goes against.
@@ -128,10 +126,8 @@ type Upgrade struct {
 	Declared   bool `json:"declared,omitempty"`
 	OutOfReach bool `json:"outOfReach,omitempty"`
 	// Bits is the status file of the next release's bits the runner gets
-	// beside the suite; NodeImage a node image of the next release given
-	// instead. One of them is set where Runs is.
-	Bits      string `json:"bits,omitempty"`
-	NodeImage string `json:"nodeImage,omitempty"`
+	// beside the suite, set where Runs is.
+	Bits string `json:"bits,omitempty"`
 }
 
 // Layout is where the run's files are.

@@ -10,7 +10,7 @@ import (
 
 func TestWriteRead(t *testing.T) {
 	dir := t.TempDir()
-	in := Run{Given: "1.35", Release: "1.35.4", Minor: "1.35", Profile: "default", Features: release.DefaultSet,
+	in := Run{Given: "1.35", Release: "1.35.4", Profile: "default", Features: release.DefaultSet,
 		Upgrade: Upgrade{Runs: true, Next: "1.36"}, Layout: Layout{Artifacts: dir}}
 	path, err := Write(dir, in)
 	if err != nil {

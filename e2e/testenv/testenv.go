@@ -53,11 +53,11 @@ type Shared struct {
 	// Components are the versions in force, for the report.
 	Components map[string]string
 	// NodeImage is the image the suite's cluster booted from, and
-	// UpgradeNodeImage and UpgradeBits where the next release's come from
-	// (resolved.Run's Upgrade).
-	NodeImage                     string
-	NodeImageID                   string // Docker's ID of NodeImage
-	UpgradeNodeImage, UpgradeBits string
+	// UpgradeBits where the next release's come from (resolved.Run's
+	// Upgrade).
+	NodeImage   string
+	NodeImageID string // Docker's ID of NodeImage
+	UpgradeBits string
 	// NodeVersion is the Kubernetes version that booted ("1.35.8" from kind's
 	// published image, "1.35.4" from the offline build; an existing
 	// cluster's server version): the patch every version check expects.
@@ -96,7 +96,7 @@ func (e *Env) SetFeatureSet(set release.FeatureSet) {
 // install the test driver. progress gets one line per step.
 func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	r, rel, prof := p.Run, p.Rel, p.Prof
-	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: r.Features, ClusterName: r.Cluster.Name, UpgradeNodeImage: r.Upgrade.NodeImage, UpgradeBits: r.Upgrade.Bits}
+	sh := Shared{Release: rel.Minor, Profile: prof.Name, Features: r.Features, ClusterName: r.Cluster.Name, UpgradeBits: r.Upgrade.Bits}
 	var c *kindcluster.Cluster
 	if r.Cluster.Kubeconfig != "" {
 		sh.KubeconfigPath, sh.KubeContext = r.Cluster.Kubeconfig, r.Cluster.Context
@@ -217,7 +217,7 @@ func Decode(b []byte) (Shared, error) {
 // Mode is how this run reaches its cluster, as the release table's declared
 // skips read it.
 func (e *Env) Mode() release.Mode {
-	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeNodeImage != "" || e.UpgradeBits != "", VendorDriver: e.Vendor != nil}
+	return release.Mode{Existing: !e.Owned, NodeAccess: e.Cluster != nil, UpgradeImage: e.UpgradeBits != "", VendorDriver: e.Vendor != nil}
 }
 
 // Features is the DRA feature set kube-scheduler runs with under the
