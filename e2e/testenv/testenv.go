@@ -274,8 +274,12 @@ func Teardown(ctx context.Context, env *Env, artifacts string, failed, keep bool
 		}
 		return errors.Join(errs...)
 	}
-	// Someone else's cluster: leave it as it was found (a driver of the
-	// user's own was never installed by the run).
+	// Someone else's cluster: leave it as it was found. The specs'
+	// namespaces go first, while the driver that unprepares their claims
+	// still runs; a driver of the user's own was never installed by the run.
+	if err := waitSpecNamespacesGone(ctx, env.Client, specNamespacesGoneTimeout); err != nil {
+		errs = append(errs, err)
+	}
 	if !sh.DriverWasThere && sh.Vendor == nil {
 		if err := deploy.Uninstall(ctx, env.Client, env.Dynamic, sh.Driver); err != nil {
 			errs = append(errs, err)
