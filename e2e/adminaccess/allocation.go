@@ -39,7 +39,7 @@ var corePromises = []allocationPromise{
 var _ = framework.Describe("Admin access allocation", ginkgo.Label("allocation"), func() {
 	f := newAnyDriverFramework("allocation")
 	if plan == nil {
-		return // Main refused the flags already
+		return // Main refused the run already
 	}
 	its := func(pooled bool) {
 		for i, p := range corePromises {

@@ -47,7 +47,7 @@ import (
 // and no group.
 var _ = framework.Describe("Admin access allocation under kube-scheduler's other allocator implementations", ginkgo.Label("allocators"), func() {
 	if plan == nil {
-		return // Main refused the flags already
+		return // Main refused the run already
 	}
 	rel := plan.Rel
 	if plan.Run.Vendor().Name != "" || rel.FeatureSetName != "" {

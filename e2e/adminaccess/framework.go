@@ -88,8 +88,7 @@ func newAnyDriverFramework(name string) *framework.Framework {
 	// kubectl and the apiextensions server into the suite's build.)
 	f.DumpAllNamespaceInfo = dumpNamespace
 	ginkgo.AfterEach(inEnv(func(ctx context.Context) {
-		e := envOf(ctx)
-		if r := ginkgo.CurrentSpecReport(); r.Failed() && e != nil {
+		if r := ginkgo.CurrentSpecReport(); r.Failed() {
 			saveFailureArtifacts(ctx, r)
 		}
 		recordProgress()

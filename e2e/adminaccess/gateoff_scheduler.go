@@ -33,7 +33,7 @@ import (
 
 var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	if plan == nil {
-		return // Main refused the flags already
+		return // Main refused the run already
 	}
 	if plan.Run.Vendor().Name != "" || plan.Rel.FeatureSetName != "" {
 		framework.Context("the cluster's kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {

@@ -64,8 +64,6 @@ var (
 	plan *testenv.Plan
 	// env is this process's view of the cluster, set in SynchronizedBeforeSuite.
 	env *testenv.Env
-	// timelineFile holds the steps the runner (e2e/run) timed before the suite.
-	timelineFile string
 	// runningGates are the gates read from the nodes before teardown (nil
 	// where they could not be read).
 	runningGates map[profile.Component]string
@@ -107,7 +105,6 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	timelineFile = theRun.Layout.Timeline
 	// Only the run's kubeconfig means "run against an existing cluster": a
 	// KUBECONFIG exported in the shell, or the framework's flag, must
 	// never redirect the suite.
@@ -219,7 +216,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	meta.SuiteCommit, meta.KindVersion, meta.GoVersion = startCommit, release.KindVersion, runtime.Version()
 	meta.LabelFilter, meta.Focus, meta.Skip = r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings
 	out := report.FromGinkgo(r, meta, clusterBreaks...)
-	before, err := timeline.ReadFile(timelineFile)
+	before, err := timeline.ReadFile(theRun.Layout.Timeline)
 	framework.ExpectNoError(err)
 	out.Timeline = append(before, out.Timeline...)
 	os.MkdirAll(theRun.Layout.Artifacts, 0o755)

@@ -17,11 +17,11 @@ import (
 	"github.com/kep5018/adminaccess-conformance/e2e/resolved"
 )
 
-// Plan is what one process of a run works from: its flags resolved once
-// (Resolve) into the release, the profile and the way the cluster is
-// reached, and the process's one client set, made when the cluster first
-// answers. Nothing below it resolves a flag again or dials anew: Setup,
-// Connect and Teardown take the plan.
+// Plan is what one process of a run works from: the resolved run
+// (run.json) with the release's row, the profile and the way the cluster
+// is reached, and the process's one client set, made when the cluster
+// first answers. Nothing below it looks the run up again or dials anew:
+// Setup, Connect and Teardown take the plan.
 //
 // A Plan does not change after Resolve: no field is assigned again, and
 // what depends on the cluster that booted (the release at its patch, a
