@@ -6,7 +6,9 @@ package release
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -24,8 +26,17 @@ const Gate = "DRAAdminAccess"
 
 // Release is one supported Kubernetes minor release.
 type Release struct {
-	Minor   string // "1.35"
-	Version string // pinned patch, "1.35.4"
+	Minor string // "1.35"
+	// Version is the pinned patch, "1.35.8", or a pre-release of a minor
+	// not yet released, "1.38.0-beta.0": carried whole, into the module
+	// the node image is built from, the binaries' gitVersion, the image's
+	// tag, the run and the report.
+	Version string
+	// Toolchain is the Go toolchain the release's module needs where it
+	// asks for a newer Go than the project's own ("go1.27.3": the go
+	// line of k8s.io/kubernetes' go.mod), taken from the module proxy as
+	// the golang.org/toolchain module; "" builds it with the project's Go.
+	Toolchain string
 	// Published is kind's published node image for this minor (KindVersion's
 	// release notes), pinned by digest; "" where kind publishes none. Its
 	// patch may differ from Version, the patch the offline build pins.
@@ -232,8 +243,9 @@ func Minors() []string {
 	return out
 }
 
-// Get finds a release by minor ("1.35") or patch ("1.35.4", "v1.35.8"): the
-// pinned one, or another patch of that minor to build or boot instead.
+// Get finds a release by minor ("1.35") or patch ("1.35.8", "v1.35.8",
+// "1.38.0-rc.0"): the pinned one, or another patch or pre-release of that
+// minor to build or boot instead.
 func Get(name string) (Release, error) {
 	name = strings.TrimPrefix(strings.TrimSpace(name), "v")
 	if r, ok := table[name]; ok {
@@ -243,7 +255,7 @@ func Get(name string) (Release, error) {
 	// pinned patch, and a patch release does not change them.
 	if parts := strings.SplitN(name, ".", 3); len(parts) == 3 {
 		if r, ok := table[parts[0]+"."+parts[1]]; ok {
-			if at, err := r.AtPatch(name); err == nil {
+			if at, err := r.AtPatch(name); err == nil && at.Version == name {
 				// kind's image runs its own patch: asked for another, the
 				// suite builds the patch asked for (or, with NODE_IMAGE=pull,
 				// refuses), never boots one patch under another's name.
@@ -254,8 +266,14 @@ func Get(name string) (Release, error) {
 			}
 		}
 	}
-	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or a patch of one)",
-		name, strings.Join(Minors(), ", "))
+	return Release{}, fmt.Errorf("unknown Kubernetes release %q: supported releases are %s (or a patch of one, or a pre-release such as %s)",
+		name, strings.Join(Minors(), ", "), examplePreRelease())
+}
+
+// examplePreRelease is a pre-release name Get takes, for its refusal.
+func examplePreRelease() string {
+	minors := Minors()
+	return minors[len(minors)-1] + ".0-rc.0"
 }
 
 // PublishedPatch is the patch kind's published image runs ("1.35.8"), or "".
@@ -268,20 +286,44 @@ func (r Release) PublishedPatch() string {
 	return patch
 }
 
+// preRelease matches the pre-release part Kubernetes' own releases carry
+// ("-alpha.1", "-beta.0", "-rc.2"); a vendor's suffix ("-gke.1200",
+// "-eks-4a8f", "+k3s1") is none.
+var preRelease = regexp.MustCompile(`^-(alpha|beta|rc)\.[0-9]+$`)
+
 // AtPatch is the release as a node image of another patch of the same minor
 // runs it: every version check then expects the version that booted
-// ("v1.35.8" from kind's published image, "v1.35.4" from the offline build).
+// ("v1.35.8" from kind's published image, "v1.38.0-rc.0" from a pre-release
+// built offline). A Kubernetes pre-release stays whole; a vendor's suffix
+// and build metadata go.
 func (r Release) AtPatch(gitVersion string) (Release, error) {
 	v := strings.TrimPrefix(strings.TrimSpace(gitVersion), "v")
 	parts := strings.SplitN(v, ".", 3)
 	if len(parts) != 3 || parts[0]+"."+parts[1] != r.Minor {
 		return r, fmt.Errorf("Kubernetes %q is not a patch of %s", gitVersion, r.Minor)
 	}
-	if i := strings.IndexAny(parts[2], "-+"); i >= 0 { // v1.35.4-rc.1, v1.35.4+build
-		v = parts[0] + "." + parts[1] + "." + parts[2][:i]
+	patch, rest := parts[2], ""
+	if i := strings.IndexAny(patch, "-+"); i >= 0 { // 1.35.4-rc.1, 1.35.4+build, 1.35.4-gke.1
+		patch, rest = patch[:i], patch[i:]
+	}
+	if _, err := strconv.Atoi(patch); err != nil {
+		return r, fmt.Errorf("Kubernetes %q is not a patch of %s", gitVersion, r.Minor)
+	}
+	rest, _, _ = strings.Cut(rest, "+")
+	v = parts[0] + "." + parts[1] + "." + patch
+	if preRelease.MatchString(rest) {
+		v += rest
 	}
 	r.Version = v
 	return r, nil
+}
+
+// PreRelease is the pre-release the release runs ("rc.0" of
+// "1.38.0-rc.0"), or "" for a release: a sign-off of one is never a
+// sign-off of the release it precedes.
+func (r Release) PreRelease() string {
+	_, pre, _ := strings.Cut(r.Version, "-")
+	return pre
 }
 
 // PreferredVersion is the resource.k8s.io version discovery prefers.

@@ -174,7 +174,7 @@ func TestPublishedImagesArePinnedByDigestAndAtPatch(t *testing.T) {
 	if err != nil || at.Version != "1.35.8" || at.GitVersion() != "v1.35.8" || at.Minor != "1.35" || at.AdminLabel != r.AdminLabel {
 		t.Fatalf("AtPatch: %+v %v", at.Version, err)
 	}
-	if at, err := r.AtPatch("v1.35.2-rc.0"); err != nil || at.Version != "1.35.2" {
+	if at, err := r.AtPatch("v1.35.2-rc.0"); err != nil || at.Version != "1.35.2-rc.0" || at.PreRelease() != "rc.0" {
 		t.Fatalf("pre-release: %v %v", at.Version, err)
 	}
 	for _, bad := range []string{"v1.34.11", "1.35", "garbage"} {
@@ -550,6 +550,30 @@ func TestImmutableAllocationFollowsEachReleasesValidator(t *testing.T) {
 		got := r.ImmutableAllocation(`"AdminAccess":false`)
 		if got.Value != c.value || got.Exact != c.exact || got.Detail != c.detail || got.Validator == "" {
 			t.Errorf("%s: %+v, want value %q exact=%t detail %q and a validator", c.minor, got, c.value, c.exact, c.detail)
+		}
+	}
+}
+
+func TestAPreReleaseIsCarriedWhole(t *testing.T) {
+	r, _ := Get("1.35")
+	for given, want := range map[string]string{
+		"v1.35.9-beta.0": "1.35.9-beta.0", "1.35.9-rc.1": "1.35.9-rc.1", "v1.35.8+k3s1": "1.35.8",
+		"v1.35.8-gke.1200": "1.35.8", "v1.35.9-rc.1+abc": "1.35.9-rc.1",
+	} {
+		at, err := r.AtPatch(given)
+		if err != nil || at.Version != want || at.GitVersion() != "v"+want {
+			t.Errorf("AtPatch(%q) = %q, %v; want %q", given, at.Version, err, want)
+		}
+	}
+	if at, _ := r.AtPatch("v1.35.8"); at.PreRelease() != "" {
+		t.Errorf("1.35.8 is no pre-release: %q", at.PreRelease())
+	}
+	if got, err := Get("1.35.9-rc.0"); err != nil || got.Version != "1.35.9-rc.0" || got.Published != "" {
+		t.Errorf("Get(1.35.9-rc.0) = %q %q, %v", got.Version, got.Published, err)
+	}
+	for _, bad := range []string{"1.35.8-gke.1", "1.35.x", "1.35.8-rc"} {
+		if _, err := Get(bad); err == nil || !strings.Contains(err.Error(), "or a pre-release such as") {
+			t.Errorf("Get(%q) must be refused, naming the forms it takes: %v", bad, err)
 		}
 	}
 }

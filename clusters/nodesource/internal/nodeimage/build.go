@@ -70,7 +70,7 @@ func CanBuild() error {
 // Recipe is the recipe of release r's node image, read from the
 // Kubernetes module of that release (downloaded if needed).
 func (b *Builder) Recipe(ctx context.Context, r release.Release) (Recipe, error) {
-	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+r.GitVersion())
+	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+r.GitVersion(), r.Toolchain)
 	if err != nil {
 		return Recipe{}, err
 	}
@@ -184,11 +184,11 @@ func (b *Builder) openLog(name string) (path string, done func(), err error) {
 // buildKubernetes builds the Kubernetes commands of rec's release into out,
 // from the k8s.io/kubernetes module at that patch.
 func (b *Builder) buildKubernetes(ctx context.Context, rec Recipe, out string, commands []string) error {
-	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion())
+	dir, err := b.downloadModule(ctx, "k8s.io/kubernetes@"+rec.Release.GitVersion(), rec.Release.Toolchain)
 	if err != nil {
 		return err
 	}
-	m, err := kubernetesModule(rec.Release.Version, dir, out, commands)
+	m, err := kubernetesModule(rec.Release, dir, out, commands)
 	if err != nil {
 		return err
 	}
@@ -294,11 +294,13 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 func (t *tailBuffer) String() string { return strings.Join(t.lines, "\n") }
 
-// downloadModule fetches a module into the module cache and returns its folder.
-func (b *Builder) downloadModule(ctx context.Context, modVersion string) (string, error) {
+// downloadModule fetches a module into the module cache under the
+// toolchain it needs (a module whose go line is newer than the Go that
+// runs it is refused) and returns its folder.
+func (b *Builder) downloadModule(ctx context.Context, modVersion, toolchain string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", modVersion)
 	cmd.Dir = os.TempDir() // outside any module: no go.mod is touched
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", toolchainEnv(toolchain))
 	out, err := cmd.Output()
 	var info struct{ Dir, Error string }
 	json.Unmarshal(out, &info)

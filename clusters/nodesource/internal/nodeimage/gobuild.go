@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/gobuild"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
 // goModule is a throwaway main module, generated under the output folder, that
@@ -25,6 +26,21 @@ type goModule struct {
 	LDFlags  string
 	Tags     string
 	Output   string // for a single package: file; for several: folder
+	// Toolchain is the Go toolchain the module needs (release.Toolchain);
+	// "" is the project's own Go.
+	Toolchain string
+}
+
+// toolchainEnv is GOTOOLCHAIN for a go command of a module that needs
+// toolchain: that toolchain, which the go command takes from the module
+// proxy (golang.org/toolchain) the first time, or else the Go that runs
+// here and nothing newer, so that a module never moves the build to
+// another Go unasked.
+func toolchainEnv(toolchain string) string {
+	if toolchain == "" {
+		return "GOTOOLCHAIN=local"
+	}
+	return "GOTOOLCHAIN=" + toolchain
 }
 
 func (m goModule) goMod() string {
@@ -95,7 +111,7 @@ func (b *Builder) goBuild(ctx context.Context, m goModule) error {
 	if m.Tags != "" {
 		args = append(args, "-tags", m.Tags)
 	}
-	return b.goCommand(ctx, dir, append(args, m.Packages...))
+	return b.goCommand(ctx, dir, m.Toolchain, append(args, m.Packages...))
 }
 
 // goBuildArgs is go build's arguments in a generated module, writing out:
@@ -117,12 +133,13 @@ func (b *Builder) download(ctx context.Context, m goModule) error {
 	if m.Tags != "" {
 		args = append(args, "-tags", m.Tags)
 	}
-	return b.goCommand(ctx, dir, append(args, m.Packages...))
+	return b.goCommand(ctx, dir, m.Toolchain, append(args, m.Packages...))
 }
 
-// goCommand runs go with args in a generated module's folder dir.
-func (b *Builder) goCommand(ctx context.Context, dir string, args []string) error {
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", gobuild.CgoOff, "GOTOOLCHAIN=local")
+// goCommand runs go with args in a generated module's folder dir, under
+// the toolchain the module needs.
+func (b *Builder) goCommand(ctx context.Context, dir, toolchain string, args []string) error {
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", gobuild.CgoOff, toolchainEnv(toolchain))
 	if b.Yield {
 		// The compiler and linker go starts inherit the policy. SCHED_IDLE
 		// rather than nice 19 (where chrt is): a kernel hands a task of
@@ -141,7 +158,8 @@ func (b *Builder) goCommand(ctx context.Context, dir string, args []string) erro
 // needs: kubernetesCommands), with every staging module pinned to its v0.N.P
 // twin (the `=> ./staging/...` lines of k8s.io/kubernetes' own go.mod) and
 // the version stamps Kubernetes' own build sets.
-func kubernetesModule(version, moduleDir, out string, commands []string) (goModule, error) {
+func kubernetesModule(r release.Release, moduleDir, out string, commands []string) (goModule, error) {
+	version := r.Version
 	staging, err := stagingModules(filepath.Join(moduleDir, "go.mod"))
 	if err != nil {
 		return goModule{}, err
@@ -165,12 +183,13 @@ func kubernetesModule(version, moduleDir, out string, commands []string) (goModu
 		pkgs = append(pkgs, "k8s.io/kubernetes/cmd/"+c)
 	}
 	return goModule{
-		Name:     "kubernetes-v" + version,
-		Require:  map[string]string{"k8s.io/kubernetes": "v" + version},
-		Replace:  replace,
-		Packages: pkgs,
-		LDFlags:  "-s -w " + strings.Join(ld, " "),
-		Output:   out,
+		Name:      "kubernetes-v" + version,
+		Require:   map[string]string{"k8s.io/kubernetes": "v" + version},
+		Replace:   replace,
+		Packages:  pkgs,
+		LDFlags:   "-s -w " + strings.Join(ld, " "),
+		Output:    out,
+		Toolchain: r.Toolchain,
 	}, nil
 }
 

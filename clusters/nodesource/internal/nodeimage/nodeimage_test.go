@@ -68,7 +68,7 @@ func TestKubernetesModulePinsStagingTwins(t *testing.T) {
 	dir := t.TempDir()
 	goMod := "module k8s.io/kubernetes\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n\tk8s.io/kubelet => ./staging/src/k8s.io/kubelet\n\tgithub.com/x/y => github.com/x/y v1.0.0\n)\n"
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644)
-	m, err := kubernetesModule("1.35.4", dir, "/out", kubernetesCommands)
+	m, err := kubernetesModule(release.Release{Minor: "1.35", Version: "1.35.4"}, dir, "/out", kubernetesCommands)
 	if err != nil {
 		t.Fatal(err)
 	}
