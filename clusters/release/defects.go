@@ -3,7 +3,6 @@ package release
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // A known upstream defect is a verdict, as a declared skip is. The spec that
@@ -27,11 +26,12 @@ type Defect struct {
 	// Title is the issue's title; Where, for a case the issue's own text
 	// does not state, where in the issue it is named.
 	Title, Where string
-	// Minors are the releases where it is declared, every patch of them,
-	// until a row says a patch fixed it; SeenAt the patches it was seen on.
+	// Minors are the releases that declare it (their DefectAt), every
+	// patch of them; SeenAt the patches it was seen on; Allocators the
+	// implementations with the defect: of one release where KnownDefect
+	// gives the row, of every release in Defects.
 	Minors, SeenAt []string
-	// Allocators are the implementations with the defect.
-	Allocators []string
+	Allocators     []string
 	// Outcome is what the spec sees where the defect is present.
 	Outcome string
 	// Cause is the line the allocator logs (at AllocatorVModule's level)
@@ -130,15 +130,21 @@ const (
 	title140729 = "DRA: AdminAccess consumes counters"
 )
 
-var defects = []Defect{{
+// DefectAt is one release's declaration of a known defect, in that
+// release's file: the allocators that have it there, and the patches it
+// was seen on.
+type DefectAt struct {
+	Case       DefectCase
+	Allocators []string
+	SeenAt     []string
+}
+
+// cases are the defects as upstream has them; which releases have each,
+// under which allocators, their files say (Release.Defects).
+var cases = []Defect{{
 	Case:  DefectAdminConsumesCounters,
 	Issue: issue140729,
 	Title: title140729,
-	// 1.34 and 1.35 only with FEATURES=alpha (partitionable devices are
-	// alpha there).
-	Minors:     []string{"1.34", "1.35", "1.36", "1.37"},
-	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
-	Allocators: []string{"stable", "incubating", "experimental"},
 	Outcome: "the admin-access claim for a partitionable device that no claim holds, whose counters ordinary claims of its partitions have used up, " +
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"; its allocator: \"" + CauseCounters + "\" for that device), " +
 		"and is allocated once the ordinary claims are gone",
@@ -148,22 +154,14 @@ var defects = []Defect{{
 	Issue: issue140729,
 	Title: title140729,
 	Where: "the capacity case, named in the issue's thread (comment of 2026-08-01)",
-	// 1.34 and 1.35 only with FEATURES=alpha (consumable capacity is alpha
-	// there); stable never has the feature, so it is not listed.
-	Minors:     []string{"1.34", "1.35", "1.36", "1.37"},
-	SeenAt:     []string{"1.35.4", "1.36.3", "1.37.2"},
-	Allocators: []string{"incubating", "experimental"},
 	Outcome: "the admin-access claim for a device that allows multiple allocations, whose capacity ordinary claims have used up, " +
 		"stays unallocated (kube-scheduler: FailedScheduling \"" + CannotAllocate + "\"; its allocator: \"" + CauseCapacity + "\" for that device), " +
 		"and is allocated once the ordinary claims are gone",
 	Cause: CauseCapacity,
 }, {
-	Case:       DefectDeviceTwiceInClaim,
-	Issue:      "kubernetes/kubernetes#131269",
-	Title:      "DRA: with admin access, within a claim, the same device should not be used twice",
-	Minors:     []string{"1.33"},
-	SeenAt:     []string{"1.33.13"},
-	Allocators: []string{oneAllocator133[0].Name},
+	Case:  DefectDeviceTwiceInClaim,
+	Issue: "kubernetes/kubernetes#131269",
+	Title: "DRA: with admin access, within a claim, the same device should not be used twice",
 	Outcome: "a claim whose two requests ask for the same device, one or both with admin access, is allocated " + CauseDeviceTwice +
 		" (its status.allocation.devices.results name the device for both requests), and two admin-access requests that could have two devices share one",
 	Cause: CauseDeviceTwice,
@@ -171,9 +169,6 @@ var defects = []Defect{{
 	Case:  DefectNoExecuteToleranceLost,
 	Issue: "kubernetes/kubernetes#134434",
 	Title: "DRA: Device Taints: tolerating NoExecute is broken",
-	// With FEATURES=alpha: device taints are alpha in 1.34.
-	Minors:     []string{"1.34"},
-	Allocators: []string{"incubating", "experimental"},
 	Outcome: "the pod whose admin-access claim tolerates the device's NoExecute taint is evicted (kube-controller-manager writes its DisruptionTarget condition " +
 		DeviceTaintEvictionCondition + " and deletes it) as the one that does not tolerate it is, " +
 		"since its claim's allocation has " + CauseTolerationsLost,
@@ -183,9 +178,6 @@ var defects = []Defect{{
 	Issue: "kubernetes/kubernetes#133363",
 	Title: "Allow implicit extended resource name to be used no matter explicit extendedResourceName field is set or not in device class",
 	Where: "the pull request that fixed it for 1.35; no issue names it (docs/upstream-defects.md)",
-	// With FEATURES=alpha: extended resources are alpha in 1.34.
-	Minors:     []string{"1.34"},
-	Allocators: []string{"incubating", "experimental"},
 	Outcome: "a pod asking for the class's implicit extended resource (deviceclass.resource.kubernetes.io/<class>) runs with " + CauseNoExtendedClaim +
 		" and no DRA_ variable; asked through the class's explicit extendedResourceName, it gets every device the admin-access claim has, without admin access",
 	Cause: CauseNoExtendedClaim,
@@ -243,12 +235,59 @@ const CannotAllocate = "cannot allocate all claims"
 // KnownDefect says whether the defect is declared for this release under the
 // allocator kube-scheduler uses.
 func (r Release) KnownDefect(c DefectCase, allocator string) (Defect, bool) {
-	for _, d := range defects {
-		if d.Case == c && slices.Contains(d.Minors, r.Minor) && slices.Contains(d.Allocators, allocator) {
+	for _, at := range r.Defects {
+		if at.Case != c || !slices.Contains(at.Allocators, allocator) {
+			continue
+		}
+		d, ok := caseOf(c)
+		d.Minors, d.SeenAt, d.Allocators = []string{r.Minor}, at.SeenAt, at.Allocators
+		return d, ok
+	}
+	return Defect{}, false
+}
+
+// caseOf is the upstream row of c.
+func caseOf(c DefectCase) (Defect, bool) {
+	for _, d := range cases {
+		if d.Case == c {
 			return d, true
 		}
 	}
 	return Defect{}, false
+}
+
+// Defects lists every case with the releases that declare it, the
+// allocators that have it in any of them (in the order the first release
+// names them) and the patches it was seen on, for docs/verdicts.md; a
+// case no release declares any more is left out.
+func Defects() []Defect {
+	var out []Defect
+	for _, d := range cases {
+		for _, m := range Minors() {
+			for _, at := range table[m].Defects {
+				if at.Case != d.Case {
+					continue
+				}
+				d.Minors = append(d.Minors, m)
+				d.SeenAt = append(d.SeenAt, at.SeenAt...)
+				for _, a := range at.Allocators {
+					if !slices.Contains(d.Allocators, a) {
+						d.Allocators = append(d.Allocators, a)
+					}
+				}
+			}
+		}
+		if len(d.Minors) > 0 {
+			slices.SortStableFunc(d.Allocators, func(a, b string) int { return allocatorRank(a) - allocatorRank(b) })
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// allocatorRank orders implementations as NewAllocator tries them.
+func allocatorRank(name string) int {
+	return slices.Index([]string{"stable", "incubating", "experimental"}, name)
 }
 
 // Verdict is the line a spec that met the defect ends with.
@@ -269,18 +308,4 @@ func (d Defect) title() string {
 func (d Defect) NotReproduced(release, allocator string) string {
 	return fmt.Sprintf("declared defect not reproduced: fixed upstream? update the release table (clusters/release/defects.go): "+
 		"%s (%s) is declared for Kubernetes %s with the %s allocator, but the promise held", d.Issue, d.title(), release, allocator)
-}
-
-// KnownDefectDocs lists every row as docs/verdicts.md shows it.
-func KnownDefectDocs() []string {
-	var out []string
-	for _, d := range defects {
-		seen := "not yet seen here"
-		if len(d.SeenAt) > 0 {
-			seen = "seen at " + strings.Join(d.SeenAt, ", ")
-		}
-		out = append(out, fmt.Sprintf("%s (%s): Kubernetes %s, allocators %s (%s): %s",
-			d.Issue, d.title(), strings.Join(d.Minors, ", "), strings.Join(d.Allocators, ", "), seen, d.Outcome))
-	}
-	return out
 }

@@ -28,6 +28,9 @@ type ClusterSet struct {
 	// RuntimeConfig are the resource.k8s.io versions the set's gates need
 	// (DeviceTaintRule, ResourcePoolStatusRequest are v1alpha3).
 	RuntimeConfig map[string]string
+	// Allocator is the implementation the set selects, as the release's
+	// file states it; a test holds it to the rule.
+	Allocator string
 }
 
 // DefaultSet is the name FEATURES gives the release's own defaults.
@@ -43,32 +46,24 @@ var v1alpha3 = map[string]string{"resource.k8s.io/v1alpha3": "true"}
 // DRAWorkloadResourceClaims needs GenericWorkload and DRAOptionalNodeOperations
 // NodeDeclaredFeatures, which are not DRA features and would bring their own
 // APIs, so they stay off.
-func alphaSet(minor, selects string, gates ...string) ClusterSet {
+func alphaSet(minor, allocator, why string, gates ...string) ClusterSet {
 	m := map[string]bool{}
 	for _, g := range gates {
 		m[g] = true
 	}
-	return ClusterSet{Name: "alpha", Gates: m, RuntimeConfig: v1alpha3,
+	selects := "kube-scheduler uses the " + allocator + " allocator"
+	if why != "" {
+		selects = "kube-scheduler still uses " + allocator + ": " + why
+	}
+	return ClusterSet{Name: "alpha", Gates: m, RuntimeConfig: v1alpha3, Allocator: allocator,
 		Description: fmt.Sprintf("every DRA alpha gate of %s on, with resource.k8s.io/v1alpha3 (%s)", minor, selects)}
 }
 
 // stableSet is a FeatureMove's gates in every component.
 func stableSet(m FeatureMove) ClusterSet {
-	return ClusterSet{Name: "stable", Gates: m.Gates,
+	return ClusterSet{Name: "stable", Gates: m.Gates, Allocator: m.Allocator,
 		Description: "consumable capacity and binding conditions off, so that kube-scheduler uses the stable allocator"}
 }
-
-var (
-	sets134 = []ClusterSet{alphaSet("1.34", "kube-scheduler uses the experimental allocator",
-		"DRAConsumableCapacity", "DRADeviceBindingConditions", "DRADeviceTaints", "DRAExtendedResource", "DRAPartitionableDevices")}
-	sets135 = []ClusterSet{alphaSet("1.35", "kube-scheduler uses the experimental allocator",
-		"DRAConsumableCapacity", "DRADeviceBindingConditions", "DRADeviceTaintRules", "DRADeviceTaints", "DRAExtendedResource", "DRAPartitionableDevices")}
-	sets136 = []ClusterSet{stableSet(moves136[0]), alphaSet("1.36", "kube-scheduler still uses incubating: it passes no alpha feature to the allocator",
-		"DRAListTypeAttributes", "DRANodeAllocatableResources", "DRAResourcePoolStatus")}
-	sets137 = []ClusterSet{stableSet(moves137[0]), alphaSet("1.37", "kube-scheduler uses the experimental allocator",
-		"DRADerivedAttributes", "DRADeviceCompatibilityGroups", "DRAListTypeAttributes", "DRANodeAllocatableResources",
-		"DRAPartitionableDevicesType", "DRAResourcePoolStatus")}
-)
 
 // SetNames lists the feature sets FEATURES takes on this release.
 func (r Release) SetNames() []string {

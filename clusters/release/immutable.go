@@ -23,17 +23,20 @@ const (
 	SpecPrintNull SpecPrint = "null"
 )
 
+// Immutability is which print each refusal of the release carries: a
+// changed claim spec, a changed template spec, a changed allocation
+// (AllocationRefusal says what each print means there).
+type Immutability struct {
+	ClaimSpec, TemplateSpec, Allocation SpecPrint
+}
+
 // immutableSpecPrint is the release's SpecPrint for kind (ResourceClaim or
 // ResourceClaimTemplate).
 func (r Release) immutableSpecPrint(kind string) SpecPrint {
-	switch {
-	case r.Minor == "1.33":
-		return SpecPrintGo
-	case r.Minor == "1.37" && kind == "ResourceClaim":
-		return SpecPrintNull
-	default:
-		return SpecPrintJSON
+	if kind == "ResourceClaimTemplate" {
+		return r.Immutable.TemplateSpec
 	}
+	return r.Immutable.ClaimSpec
 }
 
 // ImmutableSpecValidator names the validator whose message the refusal of
@@ -108,13 +111,13 @@ type AllocationRefusal struct {
 // fragment that tells the rewritten allocation from the granted one:
 // `"Device":"gpu-1"`, `"AdminAccess":false`, `"Results":null`).
 func (r Release) ImmutableAllocation(shows string) AllocationRefusal {
-	switch r.Minor {
-	case "1.33":
+	switch r.Immutable.Allocation {
+	case SpecPrintGo:
 		// %#v of the dereferenced *resource.AllocationResult: its results
 		// are values, but adminAccess is a pointer (printed as an address),
 		// so only the type shows reliably.
 		return AllocationRefusal{Value: "resource.AllocationResult{", Detail: "field is immutable", Validator: "the hand-written ValidateImmutableField, value printed with %#v"}
-	case "1.37":
+	case SpecPrintNull:
 		return AllocationRefusal{Value: "null", Exact: true, Detail: "field cannot be modified once set", Validator: "the declarative +k8s:update=NoModify (beta, enforced)"}
 	default:
 		return AllocationRefusal{Value: shows, Detail: "field is immutable", Validator: "the hand-written ValidateImmutableField, value printed as JSON"}

@@ -19,6 +19,9 @@ const (
 	Alpha    GateState = "alpha"     // default off, may be switched
 	Beta     GateState = "beta"      // default on, may be switched
 	GALocked GateState = "GA-locked" // on, and a component refuses to start with it off
+	// Removed: the gate is gone (planned for 1.39), its behaviour always
+	// on; a component refuses to start with the gate named at all.
+	Removed GateState = "removed"
 )
 
 // Gate is the feature gate this suite is about.
@@ -71,6 +74,9 @@ type Release struct {
 	// structured allocator's implementations, in the order it tries them.
 	OnByDefault []Feature
 	Allocators  []Allocator
+	// DefaultAllocator is the implementation OnByDefault selects, as the
+	// release's file states it; a test holds it to the rule (AllocatorFor).
+	DefaultAllocator string
 	// ExtendedResources: DRAExtendedResource is on by default (beta in
 	// 1.36, GA in 1.37; pkg/features/kube_features.go).
 	ExtendedResources bool
@@ -106,6 +112,25 @@ type Release struct {
 	// kube-scheduler never passes to the allocator, so no gate of its
 	// selects that implementation for them.
 	SchedulerIgnores []Feature
+	// Locked are the DRA gates besides DRAAdminAccess that the release
+	// locks to true (LockToDefault in pkg/features/kube_features.go): a
+	// component started with one of them false exits, so no move, feature
+	// set or profile may turn one off. Removed are the DRA gates the release
+	// no longer knows: a component given one at all exits ("unrecognized
+	// feature gate"), so none may name one.
+	Locked, Removed []string
+	// Immutable is how the release's kube-apiserver prints the refusal of
+	// a changed claim or template spec and of a changed allocation
+	// (immutable.go).
+	Immutable Immutability
+	// Defects are the known upstream defects the release has (defects.go),
+	// each under the allocators that have it.
+	Defects []DefectAt
+	// Unreachable are the allocator implementations no gate kube-scheduler
+	// may be given selects for admin access, each with the reason: the
+	// report and the sign-off name them, so that a column never reads as
+	// if it had checked them.
+	Unreachable map[string]string
 }
 
 // DeviceTaintEvictionReason and DeviceTaintEvictionMessage are the event
@@ -136,98 +161,17 @@ const (
 	labelBeta  = "resource.kubernetes.io/admin-access"
 )
 
-var table = map[string]Release{
-	"1.33": {
-		Minor: "1.33", Version: "1.33.13",
-		// kind v0.33.0 publishes no 1.33 image: the node image is always built.
-		// 1.33 serves no resource.k8s.io/v1; v1beta1 and v1beta2 are off by default.
-		Served:            []string{"v1beta1", "v1beta2"},
-		ClaimQuotaVersion: "v1beta1",
-		RuntimeConfig:     map[string]string{"resource.k8s.io/v1beta1": "true", "resource.k8s.io/v1beta2": "true"},
-		ExtraGates:        map[string]bool{"DynamicResourceAllocation": true},
-		GateState:         Alpha,
-		AdminLabel:        labelAlpha, StaleLabel: labelBeta,
-		// DRAAdminAccess is alpha: on only because the suite's profiles switch it on.
-		OnByDefault:         []Feature{FeatureAdminAccess},
-		Allocators:          oneAllocator133,
-		CountersWithDevices: true,
-		EvictionEventOnce:   true,
-		Metrics:             metricsUnlabelled,
-	},
-	"1.34": {
-		Minor: "1.34", Version: "1.34.4",
-		Published:         "kindest/node:v1.34.11@sha256:44e222ee2132dab25ff87301682f89eb82c7880ea3a1bf543bfe9708fd08d67d",
-		Served:            []string{"v1"},
-		ClaimQuotaVersion: "v1",
-		GateState:         Beta,
-		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeatureDeviceStatus},
-		Allocators:   allocators134,
-		FeatureMoves: moves134,
-		Sets:         sets134,
-		// Published in 1.35's shape, the partitionable driver's device
-		// slices were refused and its pools stayed incomplete.
-		CountersWithDevices: true,
-		EvictionEventOnce:   true,
-		Metrics:             metricsLabelled,
-	},
-	"1.35": {
-		Minor: "1.35", Version: "1.35.4",
-		Published:         "kindest/node:v1.35.8@sha256:07b2536e30b803ed61d1677a79df6115f798ce64c80f9e22f6ed45afd09323c0",
-		Served:            []string{"v1"},
-		ClaimQuotaVersion: "v1",
-		GateState:         Beta,
-		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		KubeletFailCgroupV1: true,
-		// DRAResourceClaimDeviceStatus is on, DRADeviceBindingConditions alpha and off.
-		OnByDefault:  []Feature{FeatureAdminAccess, FeaturePrioritizedList},
-		Allocators:   allocators135,
-		FeatureMoves: moves135,
-		Sets:         sets135,
-		Metrics:      countingSchedulerCreates(withSource(metricsLabelled)),
-	},
-	"1.36": {
-		Minor: "1.36", Version: "1.36.3",
-		Published:         "kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed",
-		Served:            []string{"v1"},
-		ClaimQuotaVersion: "v1",
-		GateState:         GALocked,
-		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		KubeletFailCgroupV1: true,
-		KubeadmV1Beta4:      true,
-		// Every DRA gate but the alpha DRAListTypeAttributes is beta or GA and on.
-		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
-			FeatureBindingConditions, FeatureConsumableCapacity},
-		Allocators:   allocators136,
-		FeatureMoves: moves136,
-		Sets:         sets136,
-		// v1.36.3's AllocatorFeatures has no ListTypeAttributes.
-		SchedulerIgnores:  []Feature{FeatureListTypeAttributes},
-		ExtendedResources: true,
-		Metrics:           countingSchedulerCreates(forgettingDeleted(withSource(metricsLabelled))),
-	},
-	// Read in the v1.37.2 module: the gate is still GA and locked (removal
-	// planned for 1.39), the label key and denial text are 1.36's, v1 is the
-	// only resource.k8s.io version on by default; only metric names changed.
-	"1.37": {
-		Minor: "1.37", Version: "1.37.2",
-		// kind v0.33.0's default image (pkg/apis/config/defaults/image.go in its module).
-		Published:         "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
-		Served:            []string{"v1"},
-		ClaimQuotaVersion: "v1",
-		GateState:         GALocked,
-		AdminLabel:        labelBeta, StaleLabel: labelAlpha,
-		KubeletFailCgroupV1: true,
-		KubeadmV1Beta4:      true,
-		// DRAFractionalCapacityRange is beta and on at emulation version 1.37.
-		OnByDefault: []Feature{FeatureAdminAccess, FeaturePrioritizedList, FeaturePartitionableDevices, FeatureDeviceTaints,
-			FeatureBindingConditions, FeatureConsumableCapacity, FeatureFractionalCapacityRange},
-		Allocators:        allocators137,
-		FeatureMoves:      moves137,
-		Sets:              sets137,
-		ExtendedResources: true,
-		Metrics:           metricsDRA,
-	},
+// table holds every supported release, keyed by minor. Each release is
+// one file of this package (r1_37.go), whose init registers its row: adding
+// a release is adding its file, and nothing else here names a minor.
+var table = map[string]Release{}
+
+// register adds one release's row; a minor twice is a mistake in the files.
+func register(r Release) {
+	if _, dup := table[r.Minor]; dup {
+		panic("release " + r.Minor + " is registered twice")
+	}
+	table[r.Minor] = r
 }
 
 // Default is the release `make e2e` uses: the newest where the gate can still be switched.
@@ -348,8 +292,8 @@ func (r Release) GitVersion() string { return "v" + r.Version }
 // GateDefault is DRAAdminAccess's default in this release.
 func (r Release) GateDefault() bool { return r.GateState != Alpha }
 
-// GateSwitchable is false where the gate is locked to its default.
-func (r Release) GateSwitchable() bool { return r.GateState != GALocked }
+// GateSwitchable is false where the gate is locked to its default or gone.
+func (r Release) GateSwitchable() bool { return r.GateState != GALocked && r.GateState != Removed }
 
 // AdminAccessFieldPath is where the apiserver reports a denied request
 // (pkg/registry/resource/utils.go, AuthorizedForAdmin).
@@ -399,6 +343,21 @@ func (r Release) SchedulerGateOffMessage(namespace, claim, request string) strin
 // LockedGateError is what a 1.36 component logs when started with the gate off.
 func (r Release) LockedGateError() string {
 	return fmt.Sprintf("cannot set feature gate %s to false, feature is locked to true", Gate)
+}
+
+// GateOffError is what a component of a release whose gate cannot be
+// switched logs when started with --feature-gates=DRAAdminAccess=false
+// (component-base featuregate, Set): the lock's refusal while the gate is
+// locked, "unrecognized feature gate" once it is gone, which any value
+// of it then meets. "" where the gate may be switched.
+func (r Release) GateOffError() string {
+	switch r.GateState {
+	case GALocked:
+		return r.LockedGateError()
+	case Removed:
+		return "unrecognized feature gate: " + Gate
+	}
+	return ""
 }
 
 // Next is the release after r in the table: the one an in-place upgrade from

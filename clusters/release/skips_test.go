@@ -12,6 +12,8 @@ func TestDeclaredSkips(t *testing.T) {
 	r135, _ := Get("1.35")
 	r136, _ := Get("1.36")
 	r137, _ := Get("1.37")
+	minors := Minors()
+	newest, _ := Get(minors[len(minors)-1])
 	r136stable, _ := Resolve("1.36", "stable")
 	created := Mode{NodeAccess: true, UpgradeImage: true}
 	existing := Mode{Existing: true}
@@ -36,7 +38,8 @@ func TestDeclaredSkips(t *testing.T) {
 		{"1.36 gates", r136, NeedGateSwitching, created, true, "DRAAdminAccess is GA-locked in Kubernetes 1.36 and cannot be switched", NotApplicable},
 		{"1.36 lock", r136, NeedGateLock, created, false, "", ""},
 		{"1.36 upgrade", r136, NeedReleaseSwitching, created, false, "", ""},
-		{"1.37 upgrade", r137, NeedReleaseSwitching, created, true, "Kubernetes 1.37 is the newest release the suite pins", NotApplicable},
+		{"1.37 upgrade", r137, NeedReleaseSwitching, created, false, "", ""},
+		{"newest upgrade", newest, NeedReleaseSwitching, created, true, "Kubernetes " + newest.Minor + " is the newest release the suite pins", NotApplicable},
 		{"1.37 gates", r137, NeedGateSwitching, created, true, "GA-locked in Kubernetes 1.37", NotApplicable},
 		// UPGRADE=0: the run was not given what the release has.
 		{"no image", r135, NeedReleaseSwitching, Mode{NodeAccess: true}, true, "no node image or bits of Kubernetes 1.36 were given (UPGRADE=0)", OutOfReach},
@@ -52,7 +55,7 @@ func TestDeclaredSkips(t *testing.T) {
 		{"existing lock", r136, NeedGateLock, existing, true, "--kubeconfig", OutOfReach},
 		{"existing unlocked lock", r135, NeedGateLock, existing, true, "may be switched", NotApplicable},
 		{"existing upgrade", r135, NeedReleaseSwitching, existing, true, "--kubeconfig", OutOfReach},
-		{"existing newest upgrade", r137, NeedReleaseSwitching, existing, true, "newest release", NotApplicable},
+		{"existing newest upgrade", newest, NeedReleaseSwitching, existing, true, "newest release", NotApplicable},
 		{"existing metrics", r135, NeedMetricsEndpoints, existing, true, "metric endpoints", OutOfReach},
 		{"existing nodes", r135, NeedNodeAccess, existing, true, "not a kind cluster", OutOfReach},
 		{"existing kind nodes", r135, NeedNodeAccess, existingKind, false, "", ""},
@@ -125,7 +128,7 @@ func TestTheVerdictsPageListsEveryKnownDefect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range defects {
+	for _, d := range Defects() {
 		found := false
 		for _, line := range strings.Split(string(data), "\n") {
 			found = found || strings.HasPrefix(line, "| ["+d.Issue+"]") && strings.Contains(line, fmt.Sprintf("%q", d.Title)) &&

@@ -68,7 +68,7 @@ func TestNew(t *testing.T) {
 	if err != nil || alpha.Upgrade.Runs || !strings.Contains(alpha.Upgrade.Why, "FEATURES=alpha") {
 		t.Errorf("a feature set: %+v, %v", alpha.Upgrade, err)
 	}
-	if newest, err := New(inputs(func(v vars) { v["K8S_VERSION"] = "1.37" })); err != nil || newest.Upgrade.Runs || !newest.Upgrade.Declared {
+	if newest, err := New(inputs(func(v vars) { v["K8S_VERSION"] = newestMinor() })); err != nil || newest.Upgrade.Runs || !newest.Upgrade.Declared {
 		t.Errorf("the newest release: %+v, %v", newest.Upgrade, err)
 	}
 	for _, bad := range []func(vars){

@@ -43,7 +43,7 @@ func TestWriteRefusesUndecided(t *testing.T) {
 
 func TestUpgradeFor(t *testing.T) {
 	r135, _ := release.Get("1.35")
-	r137, _ := release.Get("1.37")
+	newest, _ := release.Get(newestMinor())
 	alpha, err := release.Resolve("1.35", "alpha")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestUpgradeFor(t *testing.T) {
 		{"left out by the filters", r135, release.Mode{UpgradeImage: true}, false, false, "filters"},
 		{"UPGRADE=0", r135, release.Mode{}, true, false, "UPGRADE=0"},
 		{"existing cluster", r135, release.Mode{Existing: true, UpgradeImage: true}, true, false, "--kubeconfig"},
-		{"newest release", r137, release.Mode{UpgradeImage: true}, true, false, "newest"},
+		{"newest release", newest, release.Mode{UpgradeImage: true}, true, false, "newest"},
 		{"a feature set", alpha, release.Mode{UpgradeImage: true}, true, false, "feature set"},
 	}
 	for _, c := range cases {
@@ -84,4 +84,11 @@ func TestVendor(t *testing.T) {
 	if v := (Run{Driver: Driver{Vendor: &own}}).Vendor(); v != own {
 		t.Errorf("driver of the user's own: Vendor() = %+v, want %+v", v, own)
 	}
+}
+
+// newestMinor is the newest release of the table, which has no release to
+// upgrade to.
+func newestMinor() string {
+	minors := release.Minors()
+	return minors[len(minors)-1]
 }
