@@ -51,6 +51,15 @@ func (b *Builder) stage(rec Recipe, bins binaries, imagesDir, dir string) error 
 		"kind/manifests/default-storage.yaml": mustAsset("assets/default-storage.yaml"),
 		"kind/build.sh":                       mustAsset("assets/build.sh"),
 	}
+	// What the image's Kubernetes was built against in place of modules
+	// the proxy did not serve, for anyone who reads the node.
+	if len(rec.StandIns) > 0 {
+		var lines []string
+		for _, s := range rec.StandIns {
+			lines = append(lines, s.String())
+		}
+		writes["kind/stand-ins"] = strings.Join(lines, "\n") + "\n"
+	}
 	for dst, data := range writes {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, dst)), 0o755); err != nil {
 			return err

@@ -74,7 +74,12 @@ func (b *Builder) Recipe(ctx context.Context, r release.Release) (Recipe, error)
 	if err != nil {
 		return Recipe{}, err
 	}
-	return NewRecipe(r, dir)
+	rec, err := NewRecipe(r, dir)
+	if err != nil {
+		return rec, err
+	}
+	rec.StandIns, err = b.standInsFor(ctx, dir, r.Toolchain)
+	return rec, err
 }
 
 // Build runs the whole pipeline and tags the result.
@@ -191,6 +196,14 @@ func (b *Builder) buildKubernetes(ctx context.Context, rec Recipe, out string, c
 	m, err := kubernetesModule(rec.Release, dir, out, commands)
 	if err != nil {
 		return err
+	}
+	for _, s := range rec.StandIns {
+		in, err := b.writeStandIn(ctx, s, dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b.Progress, "node-image: %s\n", s)
+		m.Replace[s.Module] = in
 	}
 	return b.goBuild(ctx, m)
 }

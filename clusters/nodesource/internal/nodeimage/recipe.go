@@ -48,6 +48,9 @@ type Recipe struct {
 	Release release.Release
 	// Versions kubeadm of that release expects (cmd/kubeadm/app/constants).
 	EtcdTag, CoreDNSTag, PauseTag string
+	// StandIns are the modules its Kubernetes is built against in place
+	// of ones the module proxy does not serve here (standin.go).
+	StandIns []StandIn
 }
 
 // EtcdVersion is the etcd module version for the etcd image tag ("3.6.6-0" -> "v3.6.6").
@@ -60,6 +63,9 @@ func (r Recipe) Tag() (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, recipeRevision, r.Release.Version, ContainerdVersion, r.EtcdTag, r.CoreDNSTag, r.PauseTag, debianSuite)
 	fmt.Fprintln(h, strings.Join(debianPackages, ","))
+	if d := standInDigest(r.StandIns); d != "" {
+		fmt.Fprintln(h, "stand-ins", d)
+	}
 	var names []string
 	err := fs.WalkDir(assets, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
