@@ -15,8 +15,10 @@ import (
 // JSONSchemaVersion is signoff.json's format; it changes when a field
 // changes meaning, so that a program comparing two sign-offs can tell.
 // Fields added since are optional and left out where zero (interrupted,
-// cutShort, clusterBreaks, clusterBroke), so a file written before them
-// reads as it did: a run that was not interrupted, whose cluster held.
+// cutShort, clusterBreaks, clusterBroke, a column's version and
+// preRelease, the preRelease sign-off apart), so a file written before
+// them reads as it did: a run that was not interrupted, whose cluster
+// held, of released columns that named no version.
 const JSONSchemaVersion = 1
 
 // Document is signoff.json: the verdict, the columns with their provenance,
