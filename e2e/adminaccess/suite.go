@@ -186,6 +186,9 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 	meta := report.Meta{Release: theRun.Given, Profile: theRun.Profile, Cluster: clusterProvenance(), Existing: theRun.Cluster.Existing(), Features: theRun.Features,
 		DeviceClass: theRun.Vendor().DeviceClass}
 	if env != nil {
+		// The release at the patch that booted, a pre-release whole: what
+		// the sign-off names as the column's Kubernetes.
+		meta.Version = env.Rel.Version
 		meta.Components = env.Components
 		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
 		meta.FeatureSet, meta.Allocator = env.Features().String(), env.Allocator()

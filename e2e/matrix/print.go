@@ -13,8 +13,9 @@ import (
 // a format: table (each column's cells, for people), github (the cells as
 // the CI workflow's strategy.matrix, one line of JSON), columns (a column
 // a line with the label filter its cells select together, which make
-// signoff runs) or releases (the releases, for K8S_VERSIONS=all). An error
-// is a bad argument.
+// signoff runs), releases (the releases, for K8S_VERSIONS=all) or offline
+// (the releases whose node image is built offline, Offline, as one line
+// of JSON: the CI workflow's node-image jobs). An error is a bad argument.
 func Print(w io.Writer, format, releases, features, custom string) error {
 	cols, err := Columns(releases, features)
 	if err != nil {
@@ -35,6 +36,13 @@ func Print(w io.Writer, format, releases, features, custom string) error {
 		for _, c := range cols {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Release, c.Features, c.Allocator, Union(groups))
 		}
+	case "offline":
+		// Always an array, [] for none: the workflow reads it with fromJSON.
+		offline, err := Offline(cols)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(w).Encode(offline)
 	case "releases":
 		var out []string
 		for _, c := range cols {
@@ -55,7 +63,7 @@ func Print(w io.Writer, format, releases, features, custom string) error {
 		tw.Flush()
 		fmt.Fprintf(w, "%d columns, %d cells\n", len(cols), len(cells))
 	default:
-		return fmt.Errorf("unknown --format %q: table, github, columns or releases", format)
+		return fmt.Errorf("unknown --format %q: table, github, columns, releases or offline", format)
 	}
 	return nil
 }

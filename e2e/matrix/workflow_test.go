@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,16 +22,47 @@ type ciWorkflow struct {
 	On struct {
 		Dispatch struct {
 			Inputs map[string]struct {
-				Options []string `json:"options"`
+				Description string   `json:"description"`
+				Options     []string `json:"options"`
 			} `json:"inputs"`
 		} `json:"workflow_dispatch"`
 	} `json:"true"`
 	Env  map[string]string `json:"env"`
 	Jobs map[string]struct {
-		If  string            `json:"if"`
-		Env map[string]string `json:"env"`
+		If      string            `json:"if"`
+		Env     map[string]string `json:"env"`
+		Outputs map[string]string `json:"outputs"`
+		// Strategy's matrix is a map, or an expression (e2e's).
+		Strategy struct {
+			Matrix any `json:"matrix"`
+		} `json:"strategy"`
+		Steps []struct {
+			Name string         `json:"name"`
+			If   string         `json:"if"`
+			Uses string         `json:"uses"`
+			With map[string]any `json:"with"`
+		} `json:"steps"`
 	} `json:"jobs"`
 }
+
+// updateWorkflow has TestWorkflowRepeatsTheTables write the dispatch's
+// release options from the release table into the workflow, where they
+// differ: go test ./e2e/matrix -run TestWorkflowRepeatsTheTables -update-workflow
+var updateWorkflow = flag.Bool("update-workflow", false, "write the release table's minors into the workflow's dispatch options")
+
+// releaseOptions is the workflow's line of the dispatch's release options
+// for the minors given, as the workflow spells it.
+func releaseOptions(minors []string) string {
+	quoted := make([]string, 0, len(minors)+1)
+	for _, m := range append([]string{"all"}, minors...) {
+		q, _ := json.Marshal(m)
+		quoted = append(quoted, string(q))
+	}
+	return "options: [" + strings.Join(quoted, ", ") + "]"
+}
+
+// optionsLine finds the release input's options line in the workflow.
+var optionsLine = regexp.MustCompile(`(?m)^(\s+)options: \["all"(, "[0-9.]+")*\]$`)
 
 const workflowPath = "../../.github/workflows/ci.yaml"
 
@@ -57,7 +90,18 @@ func TestWorkflowRepeatsTheTables(t *testing.T) {
 	inputs := w.On.Dispatch.Inputs
 
 	if want := append([]string{"all"}, release.Minors()...); !slices.Equal(inputs["release"].Options, want) {
-		t.Errorf("the dispatch's release options are %q; the release table's minors are %q", inputs["release"].Options, want)
+		line := releaseOptions(release.Minors())
+		if *updateWorkflow {
+			writeOptions(t, line)
+		} else {
+			t.Errorf("the dispatch's release options are %q; the release table's minors are %q: in %s, make the release input's options line\n\t%s\n(or run go test ./e2e/matrix -run TestWorkflowRepeatsTheTables -update-workflow)",
+				inputs["release"].Options, want, ".github/workflows/ci.yaml", line)
+		}
+	}
+	// The description names no release: the options do, and a range in
+	// words would need a hand edit for each new release.
+	if d := inputs["release"].Description; regexp.MustCompile(`[0-9]+\.[0-9]+`).MatchString(d) {
+		t.Errorf("the dispatch's release description %q names releases: the options list them", d)
 	}
 	sets := []string{"all"}
 	for _, m := range release.Minors() {
@@ -82,22 +126,37 @@ func TestWorkflowRepeatsTheTables(t *testing.T) {
 		t.Errorf("a pull request's release (env DEFAULT_RELEASE) is %q; release.Default is %q", got, release.Default)
 	}
 
-	// The node-image job builds the one release kind publishes no image
-	// of; a release table with another such release needs that job (and
-	// its cells' restore step) for it too.
-	var unpublished []string
-	for _, m := range release.Minors() {
-		if r, _ := release.Get(m); r.Published == "" {
-			unpublished = append(unpublished, m)
+	// The releases built offline are e2e/matrix's (Offline: the rows kind
+	// publishes no image of), never named here: the node-image job is one
+	// job per release of the matrix job's offline list, and a cell
+	// restores its release's image where its release is in that list.
+	const offline = "needs.matrix.outputs.offline"
+	nodeImage := w.Jobs["node-image"]
+	if got := w.Jobs["matrix"].Outputs["offline"]; got != "${{ steps.matrix.outputs.offline }}" {
+		t.Errorf("the matrix job's offline output is %q", got)
+	}
+	byRelease, _ := nodeImage.Strategy.Matrix.(map[string]any)
+	if got := byRelease["release"]; got != "${{ fromJSON("+offline+") }}" || !strings.Contains(nodeImage.If, offline+" != '[]'") {
+		t.Errorf("the node-image job's matrix is %v, its if %q: want one job per release of %s", got, nodeImage.If, offline)
+	}
+	for _, job := range []string{"node-image", "e2e"} {
+		for _, s := range w.Jobs[job].Steps {
+			key, _ := s.With["key"].(string)
+			if strings.HasPrefix(s.Uses, "actions/cache") && !strings.HasPrefix(key, "nodeimage-${{ matrix.release }}-") && strings.HasPrefix(key, "nodeimage-") {
+				t.Errorf("job %s, step %q: the node image's cache key %q is not the release's", job, s.Name, key)
+			}
+			if job == "e2e" && (strings.HasPrefix(s.Uses, "actions/cache/restore") || strings.HasPrefix(s.Name, "Load the node image")) &&
+				s.If != "contains(fromJSON("+offline+"), matrix.release)" {
+				t.Errorf("job e2e, step %q: if %q, want the cell's release in %s", s.Name, s.If, offline)
+			}
 		}
 	}
-	built := regexp.MustCompile(`contains\(needs\.matrix\.outputs\.releases, '([0-9.]+)'\)`).FindAllStringSubmatch(w.Jobs["node-image"].If, -1)
-	var builds []string
-	for _, b := range built {
-		builds = append(builds, b[1])
+	raw, err := os.ReadFile(workflowPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(builds, unpublished) {
-		t.Errorf("the node-image job builds %q (its if: %q); the releases kind publishes no node image of are %q", builds, w.Jobs["node-image"].If, unpublished)
+	if named := regexp.MustCompile(`'[0-9]+\.[0-9]+'`).FindAllString(string(raw), -1); len(named) > 0 {
+		t.Errorf("the workflow names releases in its expressions (%q): they come from e2e/matrix", named)
 	}
 
 	unit := w.Jobs["unit"].Env
@@ -106,6 +165,40 @@ func TestWorkflowRepeatsTheTables(t *testing.T) {
 	}
 	if got := "CGO_ENABLED=" + unit["CGO_ENABLED"]; got != gobuild.CgoOff {
 		t.Errorf("unit sets %s; clusters/gobuild sets %s", got, gobuild.CgoOff)
+	}
+}
+
+// writeOptions puts line in place of the workflow's release options line.
+func writeOptions(t *testing.T, line string) {
+	t.Helper()
+	raw, err := os.ReadFile(workflowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(optionsLine.FindAllIndex(raw, -1)); n != 1 {
+		t.Fatalf("%s has %d lines of release options; want 1: edit it by hand to\n\t%s", workflowPath, n, line)
+	}
+	raw = optionsLine.ReplaceAll(raw, []byte("${1}"+line))
+	if err := os.WriteFile(workflowPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: the release options now read %s", workflowPath, line)
+}
+
+// The line the test asks for (and writes) is the workflow's own spelling:
+// a new release's line is the one to paste, and -update-workflow finds
+// the line it replaces.
+func TestReleaseOptionsAreTheWorkflowsLine(t *testing.T) {
+	raw, err := os.ReadFile(workflowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := optionsLine.FindAll(raw, -1)
+	if len(found) != 1 || strings.TrimSpace(string(found[0])) != releaseOptions(release.Minors()) {
+		t.Errorf("the workflow's release options lines are %q; want one, %q", found, releaseOptions(release.Minors()))
+	}
+	if got, want := releaseOptions([]string{"1.33", "1.37", "1.38"}), `options: ["all", "1.33", "1.37", "1.38"]`; got != want {
+		t.Errorf("with 1.38 in the table the line would read %s; want %s", got, want)
 	}
 }
 

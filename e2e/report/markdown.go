@@ -16,7 +16,11 @@ import (
 // Markdown renders report.md.
 func (r Report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# DRA admin access conformance: Kubernetes %s, profile %s\n\n", r.Release, r.Profile)
+	kube := r.Release
+	if ran := r.Ran(); ran != "" {
+		kube += " (" + ran + ")"
+	}
+	fmt.Fprintf(&b, "# DRA admin access conformance: Kubernetes %s, profile %s\n\n", kube, r.Profile)
 	where := "created by the suite"
 	if r.Existing {
 		where = "existing cluster"

@@ -14,8 +14,8 @@ import (
 // reports must be of one sign-off column (release and DRA feature set: runs
 // under different feature sets are different columns, never merged); the
 // first one's provenance stands for all, and a cell whose provenance
-// differs (another node image, suite commit or allocator) is a suite
-// problem of the merged report.
+// differs (another Kubernetes version, node image, suite commit or
+// allocator) is a suite problem of the merged report.
 func Merge(parts ...Report) (Report, error) {
 	if len(parts) == 0 {
 		return Report{}, fmt.Errorf("no report to merge")
@@ -28,7 +28,8 @@ func Merge(parts ...Report) (Report, error) {
 		if p.Column() != out.Column() {
 			return Report{}, fmt.Errorf("report %d is of Kubernetes %s, the first of %s: merge one column's reports", i+1, p.Column(), out.Column())
 		}
-		for _, d := range [][3]string{{"suite commit", p.SuiteCommit, out.SuiteCommit}, {"node image", p.NodeImageID, out.NodeImageID}, {"allocator", p.Allocator, out.Allocator}} {
+		for _, d := range [][3]string{{"Kubernetes version", p.Version, out.Version}, {"suite commit", p.SuiteCommit, out.SuiteCommit},
+			{"node image", p.NodeImageID, out.NodeImageID}, {"allocator", p.Allocator, out.Allocator}} {
 			if d[1] != d[2] {
 				out.Problems = append(out.Problems, fmt.Sprintf("merged reports differ in %s: %q and %q", d[0], d[2], d[1]))
 			}

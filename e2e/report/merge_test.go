@@ -48,3 +48,20 @@ func TestMergeTakesEachSpecFromTheCellThatRanIt(t *testing.T) {
 		t.Errorf("an unnamed set is the defaults: %v", err)
 	}
 }
+
+// Cells of one column that booted different Kubernetes versions are one
+// column with a suite problem, as another node image is: the sign-off must
+// not name one patch for specs another ran.
+func TestMergeFlagsCellsOfAnotherVersion(t *testing.T) {
+	meta := Meta{Release: "1.38", Version: "1.38.0-beta.0", SuiteCommit: "abc"}
+	other := meta
+	other.Version = "1.38.0-rc.0"
+	m, err := Merge(Report{Meta: meta}, Report{Meta: meta})
+	if err != nil || len(m.Problems) != 0 || m.Version != "1.38.0-beta.0" {
+		t.Fatalf("one version: %q %v %v", m.Version, m.Problems, err)
+	}
+	m, err = Merge(Report{Meta: meta}, Report{Meta: other})
+	if err != nil || len(m.Problems) != 1 || m.Problems[0] != `merged reports differ in Kubernetes version: "1.38.0-beta.0" and "1.38.0-rc.0"` {
+		t.Errorf("two versions: %v %v", m.Problems, err)
+	}
+}

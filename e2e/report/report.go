@@ -48,7 +48,12 @@ type AllocatorRun struct {
 // Meta describes the cluster the run used, and what a sign-off needs to
 // trust the result: which suite, which tools, which image, which gates.
 type Meta struct {
-	Release    string            `json:"release"`
+	Release string `json:"release"`
+	// Version is the Kubernetes version the run ran: the patch that
+	// booted ("1.35.8", which kind's published image may run where the
+	// table pins another) or a pre-release, whole ("1.38.0-beta.0"); ""
+	// where no cluster answered, or an older suite wrote the report.
+	Version    string            `json:"version,omitempty"`
 	Profile    string            `json:"profile"`
 	Cluster    string            `json:"cluster"`
 	Existing   bool              `json:"existingCluster"`
@@ -93,6 +98,38 @@ func (m Meta) Set() string {
 		return release.DefaultSet
 	}
 	return m.Features
+}
+
+// PreRelease is the Kubernetes pre-release the run is of
+// ("1.38.0-beta.0"), or "" for a release. A report that names no version
+// is of the release table's row of Release, so that a column whose run
+// ended before its cluster answered is still known for a pre-release.
+func (m Meta) PreRelease() string {
+	v := m.Version
+	if v == "" {
+		if r, err := release.Get(m.Release); err == nil {
+			v = r.Version
+		}
+	}
+	// The release table's one rule of what a pre-release is, on the
+	// version alone.
+	if (release.Release{Version: v}).PreRelease() == "" {
+		return ""
+	}
+	return v
+}
+
+// Ran names the Kubernetes the run ran, for a heading: "v1.35.8",
+// "pre-release v1.38.0-beta.0", or "" where the report names no version
+// of a release (the table's pin need not be what booted).
+func (m Meta) Ran() string {
+	if pre := m.PreRelease(); pre != "" {
+		return "pre-release v" + pre
+	}
+	if m.Version != "" {
+		return "v" + m.Version
+	}
+	return ""
 }
 
 // Column is the sign-off column of the run: release and DRA feature set

@@ -346,3 +346,25 @@ func TestOutOfReachSkips(t *testing.T) {
 		t.Errorf("a report without the field: %v, %+v", err, back.Totals)
 	}
 }
+
+// A report names the version it ran, a pre-release whole; one that names
+// none (no cluster answered, an older suite) is of its release's row.
+func TestMetaNamesTheVersionItRan(t *testing.T) {
+	for _, c := range []struct {
+		meta     Meta
+		pre, ran string
+	}{
+		{Meta{Release: "1.35", Version: "1.35.8"}, "", "v1.35.8"},
+		{Meta{Release: "1.37", Version: "1.37.3-rc.0"}, "1.37.3-rc.0", "pre-release v1.37.3-rc.0"},
+		{Meta{Release: "1.37.3-rc.0"}, "1.37.3-rc.0", "pre-release v1.37.3-rc.0"},
+		{Meta{Release: "1.35"}, "", ""},
+	} {
+		if pre, ran := c.meta.PreRelease(), c.meta.Ran(); pre != c.pre || ran != c.ran {
+			t.Errorf("%+v: pre-release %q, ran %q; want %q, %q", c.meta, pre, ran, c.pre, c.ran)
+		}
+	}
+	r := Report{Meta: Meta{Release: "1.37", Version: "1.37.3-rc.0", Profile: "default"}}
+	if md := r.Markdown(); !strings.HasPrefix(md, "# DRA admin access conformance: Kubernetes 1.37 (pre-release v1.37.3-rc.0), profile default\n") {
+		t.Errorf("report.md's title: %q", strings.SplitN(md, "\n", 2)[0])
+	}
+}

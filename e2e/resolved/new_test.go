@@ -99,3 +99,25 @@ func TestNewFillsTaggedFields(t *testing.T) {
 		t.Errorf("ADMIN_CHECK alone names no driver: %+v, %v", r.Driver.Vendor, err)
 	}
 }
+
+// A pre-release is carried whole into run.json: the run checks the
+// version given, and what reads run.json gets that version's row back.
+func TestNewCarriesAPreReleaseWhole(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(inputs(func(v vars) { v["K8S_VERSION"] = "1.37.3-rc.0" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := back.Rel()
+	if back.Release != "1.37.3-rc.0" || err != nil || rel.Version != "1.37.3-rc.0" || rel.PreRelease() != "rc.0" {
+		t.Errorf("run.json's release %q, its row %q (pre-release %q), %v", back.Release, rel.Version, rel.PreRelease(), err)
+	}
+}

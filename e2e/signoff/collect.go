@@ -40,7 +40,9 @@ type Sources struct {
 // reports of src and prints the verdict last on stdout; it returns the
 // exit code the verdict has (ExitSignedOff, ExitFailed, ExitLeftOut,
 // ExitClusterBroke), or
-// ExitUsage where the columns cannot be named. A column no report is found
+// ExitUsage where the columns cannot be named. Where released and
+// pre-release columns ran, the pre-release ones are judged apart (Build):
+// the verdict and the exit code are the released columns'. A column no report is found
 // for is a failed column; a column's reports merge into one (report.Merge).
 func Collect(src Sources, stdout, stderr io.Writer) int {
 	columns := src.Columns
@@ -91,6 +93,12 @@ func Collect(src Sources, stdout, stderr io.Writer) int {
 	}
 	// A column without a report has a suite problem: the exit code counts it.
 	fmt.Fprintf(stdout, "signoff: signoff.md, signoff.html and signoff.json in %s\n", out)
+	// The pre-release columns judged apart: said, but neither the last
+	// line nor the exit code, which are the released columns'.
+	if a := m.Apart; a != nil {
+		fmt.Fprintf(stdout, "signoff: the pre-release columns (%s), judged apart in %s (their exit code, %d, is not this one's): %s.\n",
+			columnList(a.Runs), filepath.Join(out, PreReleaseDir), a.ExitCode(), a.Verdict())
+	}
 	fmt.Fprintf(stdout, "signoff: %s.\n", m.Verdict())
 	return m.ExitCode()
 }

@@ -44,14 +44,15 @@ type Diff struct {
 	DefectsAppeared, DefectsExpired     []DefectInColumn
 }
 
-// ColumnChange is a column both sign-offs have whose standing or
-// allocator changed.
+// ColumnChange is a column both sign-offs have whose standing, allocator
+// or Kubernetes version changed.
 type ColumnChange struct {
 	Key                        string
 	OldSignedOff, NewSignedOff bool
 	// Why is why the newer column is not signed off (empty when it is).
 	Why                              []string
 	OldAllocator, NewAllocator       string
+	OldVersion, NewVersion           string
 	OldRequirements, NewRequirements Counts
 }
 
@@ -80,9 +81,16 @@ func Compare(older, newer Document) Diff {
 			d.ColumnsAdded = append(d.ColumnsAdded, c)
 			continue
 		}
-		if o.SignedOff != c.SignedOff || o.Allocator != c.Allocator {
-			d.ColumnsChanged = append(d.ColumnsChanged, ColumnChange{Key: c.Key, OldSignedOff: o.SignedOff, NewSignedOff: c.SignedOff,
-				Why: c.Unsigned, OldAllocator: o.Allocator, NewAllocator: c.Allocator, OldRequirements: o.Requirements, NewRequirements: c.Requirements})
+		// A version moves only between two known: a sign-off written
+		// before columns named theirs is no change of patch.
+		moved := o.Version != "" && c.Version != "" && o.Version != c.Version
+		if o.SignedOff != c.SignedOff || o.Allocator != c.Allocator || moved {
+			change := ColumnChange{Key: c.Key, OldSignedOff: o.SignedOff, NewSignedOff: c.SignedOff,
+				Why: c.Unsigned, OldAllocator: o.Allocator, NewAllocator: c.Allocator, OldRequirements: o.Requirements, NewRequirements: c.Requirements}
+			if moved {
+				change.OldVersion, change.NewVersion = o.Version, c.Version
+			}
+			d.ColumnsChanged = append(d.ColumnsChanged, change)
 		}
 	}
 	for _, c := range older.Columns {
@@ -230,6 +238,9 @@ func (d Diff) Markdown() string {
 			}
 			if c.OldAllocator != c.NewAllocator {
 				parts = append(parts, "allocator "+orUnknown(c.OldAllocator)+" → "+orUnknown(c.NewAllocator))
+			}
+			if c.OldVersion != c.NewVersion {
+				parts = append(parts, "Kubernetes v"+c.OldVersion+" → v"+c.NewVersion)
 			}
 			fmt.Fprintf(&b, "- %s: %s\n", c.Key, strings.Join(parts, "; "))
 		}

@@ -4,6 +4,7 @@ package signoff
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
@@ -12,8 +13,34 @@ import (
 // Verdict is the page's one line: how many columns are signed off, and why
 // the others are not, with each one's requirements by standing, led by
 // "interrupted (Ctrl-C)" where a run was stopped; signed off only when
-// every column is, and then for what each column could check.
+// every column is, and then for what each column could check. Where a
+// column ran a pre-release the line starts with it ("Pre-release
+// Kubernetes v1.38.0-beta.0 (not 1.38.0): "), so that the sign-off of one
+// never reads as the release's.
 func (m Matrix) Verdict() string {
+	pre := preReleases(m.Runs)
+	if len(pre) == 0 {
+		return m.verdict()
+	}
+	return "Pre-release Kubernetes " + strings.Join(pre, ", ") + ": " + m.verdict()
+}
+
+// preReleases names each pre-release the columns ran, once, in their order:
+// "v1.38.0-beta.0 (not 1.38.0)".
+func preReleases(runs []report.Report) []string {
+	var out []string
+	for _, r := range runs {
+		if v := r.PreRelease(); v != "" {
+			if s := "v" + v + " (not " + releaseOf(v) + ")"; !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// verdict is the line, of released and pre-release columns alike.
+func (m Matrix) verdict() string {
 	signed := m.SignedColumns()
 	if signed < len(m.Runs) || len(m.Runs) == 0 {
 		head := "NOT signed off"

@@ -44,12 +44,21 @@ func (m Matrix) HTML() (string, error) {
 	}
 	var buf bytes.Buffer
 	err := page.Execute(&buf, map[string]any{
-		"Verdict": m.Verdict(), "Signed": !strings.HasPrefix(m.Verdict(), "NOT"),
+		"Verdict": m.Verdict(), "Signed": m.SignedOff(), "Apart": apartView(m.Apart),
 		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(), "Note": standingNote,
 		"KEP": link{kepText, requirements.KEPReadme}, "KEPIssue": link{kepIssue, requirements.KEPIssue},
 		"Defects": m.Document().KnownDefects, "DefectsNote": defectsNote,
 	})
 	return buf.String(), err
+}
+
+// apartView is what the page says of the pre-release columns judged
+// apart, nil where there are none.
+func apartView(a *Matrix) map[string]string {
+	if a == nil {
+		return nil
+	}
+	return map[string]string{"Columns": columnList(a.Runs), "Note": apartNote, "Link": PreReleaseDir + "/signoff.html", "Verdict": a.Verdict()}
 }
 
 func headings(runs []report.Report) []string {
@@ -83,7 +92,8 @@ small{display:block;font-weight:normal;color:#555}
 <p class="verdict {{if .Signed}}signed{{else}}notsigned{{end}}" id="verdict">{{.Verdict}}.</p>
 <p id="kep">The rows are the requirements of <a href="{{.KEP.URL}}">{{.KEP.Text}}</a> (<a href="{{.KEPIssue.URL}}">{{.KEPIssue.Text}}</a>), each by its ID.</p>
 <p>{{.Note}}</p>
-<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
+{{with .Apart}}<p id="prerelease"><strong>Pre-release columns, judged apart</strong> ({{.Columns}}): {{.Note}} <a href="{{.Link}}">{{.Link}}</a>: {{.Verdict}}.</p>
+{{end}}<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Defects}} {{if .URL}}<a href="{{.URL}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{if .Defects}}<h2>Known upstream defects</h2>

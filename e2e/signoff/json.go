@@ -15,8 +15,10 @@ import (
 // JSONSchemaVersion is signoff.json's format; it changes when a field
 // changes meaning, so that a program comparing two sign-offs can tell.
 // Fields added since are optional and left out where zero (interrupted,
-// cutShort, clusterBreaks, clusterBroke), so a file written before them
-// reads as it did: a run that was not interrupted, whose cluster held.
+// cutShort, clusterBreaks, clusterBroke, a column's version and
+// preRelease, the preRelease sign-off apart), so a file written before
+// them reads as it did: a run that was not interrupted, whose cluster
+// held, of released columns that named no version.
 const JSONSchemaVersion = 1
 
 // Document is signoff.json: the verdict, the columns with their provenance,
@@ -37,6 +39,19 @@ type Document struct {
 	Releases     []ReleaseVerdict `json:"releases"`
 	Requirements []RequirementDoc `json:"requirements"`
 	KnownDefects []DefectDoc      `json:"knownDefects"`
+	// PreRelease is the sign-off of the pre-release columns, judged apart
+	// (Matrix.Apart): neither SignedOff nor ExitCode counts them.
+	PreRelease *ApartDoc `json:"preRelease,omitempty"`
+}
+
+// ApartDoc is where the sign-off of the pre-release columns judged apart
+// is, relative to this file, and what it says.
+type ApartDoc struct {
+	Path      string   `json:"path"`
+	Columns   []string `json:"columns"`
+	Verdict   string   `json:"verdict"`
+	SignedOff bool     `json:"signedOff"`
+	ExitCode  int      `json:"exitCode"`
 }
 
 // ColumnDoc is one column: release and DRA feature set, its allocator, the
@@ -49,6 +64,11 @@ type ColumnDoc struct {
 	Allocator string            `json:"allocator,omitempty"`
 	Gates     map[string]string `json:"gates,omitempty"`
 	GatesRead bool              `json:"gatesReadFromComponents"`
+	// Version is the Kubernetes the column ran ("1.35.8"), PreRelease
+	// whether it is a pre-release ("1.38.0-beta.0"): a column of one
+	// signs off no release.
+	Version    string `json:"version,omitempty"`
+	PreRelease bool   `json:"preRelease,omitempty"`
 	// Existing: the cluster was given with --kubeconfig; OwnDriver: the run
 	// claimed the devices of a driver given with DRIVER and DEVICE_CLASS.
 	Existing  bool `json:"existingCluster"`
@@ -97,12 +117,22 @@ type DefectSpecSeen struct {
 func (m Matrix) Document() Document {
 	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), Interrupted: m.interrupted(),
 		ExitCode: m.ExitCode(), Releases: m.Releases()}
-	d.SignedOff = len(m.Runs) > 0 && d.SignedColumns == len(m.Runs)
+	d.SignedOff = m.SignedOff()
+	if a := m.Apart; a != nil {
+		d.PreRelease = &ApartDoc{Path: PreReleaseDir + "/signoff.json", Verdict: a.Verdict(), SignedOff: a.SignedOff(), ExitCode: a.ExitCode()}
+		for _, r := range a.Runs {
+			d.PreRelease.Columns = append(d.PreRelease.Columns, r.Column())
+		}
+	}
 	defects := map[string]*DefectDoc{}
 	var issues []string
 	for _, r := range m.Runs {
 		why := m.Unsigned(r)
-		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Features: r.Set(), Allocator: r.Allocator,
+		version := r.Version
+		if pre := r.PreRelease(); pre != "" {
+			version = pre
+		}
+		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Version: version, PreRelease: r.PreRelease() != "", Features: r.Set(), Allocator: r.Allocator,
 			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), Interrupted: r.Interrupted, ClusterBreaks: r.ClusterBreaks, SignedOff: why == nil, Unsigned: why,
 			Requirements: m.Counts(r), OutOfReach: m.OutOfReachWhy(r), Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})
@@ -152,8 +182,19 @@ func issueURL(issue string) string {
 	return "https://github.com/" + repo + "/issues/" + n
 }
 
-// Write puts signoff.md, signoff.html and signoff.json in dir.
+// Write puts signoff.md, signoff.html and signoff.json in dir, and the
+// pre-release columns' judged apart in dir's PreReleaseDir; where there
+// are none, that folder goes, so that no earlier run's page reads as
+// this one's.
 func (m Matrix) Write(dir string) error {
+	apart := filepath.Join(dir, PreReleaseDir)
+	if m.Apart == nil {
+		if err := os.RemoveAll(apart); err != nil {
+			return err
+		}
+	} else if err := m.Apart.Write(apart); err != nil {
+		return err
+	}
 	page, err := m.HTML()
 	if err != nil {
 		return err

@@ -70,11 +70,43 @@ type Matrix struct {
 	Runs []report.Report
 	// Cells are by requirement, then by column.
 	Cells map[string]map[string]Cell
+	// Apart is the sign-off of the pre-release columns where the runs
+	// held released ones too: judged apart, so that a pre-release
+	// neither fails the releases' sign-off nor signs it off, and written
+	// into PreReleaseDir beside it. Nil otherwise: a sign-off of
+	// pre-release columns alone is the sign-off, its verdict saying so.
+	Apart *Matrix
 }
+
+// PreReleaseDir is the folder, beside a sign-off of released columns,
+// that holds the sign-off of the pre-release columns judged apart.
+const PreReleaseDir = "prerelease"
 
 // Build makes the matrix. artifactsOf gives, per column's report, the folder
 // (relative to where the page is written) that holds its report.md and logs.
+// Where the runs hold released and pre-release columns, the pre-release
+// ones go to the Apart matrix.
 func Build(runs []report.Report, artifactsOf func(report.Report) string) Matrix {
+	var released, pre []report.Report
+	for _, r := range runs {
+		if r.PreRelease() != "" {
+			pre = append(pre, r)
+		} else {
+			released = append(released, r)
+		}
+	}
+	if len(released) == 0 || len(pre) == 0 {
+		return build(runs, artifactsOf)
+	}
+	m := build(released, artifactsOf)
+	// Its page is one folder down: its links go up to the reports.
+	apart := build(pre, func(r report.Report) string { return "../" + artifactsOf(r) })
+	m.Apart = &apart
+	return m
+}
+
+// build makes the matrix of every run given.
+func build(runs []report.Report, artifactsOf func(report.Report) string) Matrix {
 	m := Matrix{Runs: runs, Cells: map[string]map[string]Cell{}}
 	for _, r := range runs {
 		for _, s := range r.Specs {
@@ -194,12 +226,40 @@ func unique(in []string) []string {
 	return out
 }
 
-// Heading is a column's heading: release, feature set and allocator.
+// Heading is a column's heading: release and feature set, the Kubernetes
+// it ran (the patch, which kind's published image and the offline build
+// need not share; "pre-release" with a pre-release's version, so that its
+// column never reads as the release's), and the allocator.
 func Heading(r report.Report) string {
-	if r.Allocator == "" {
+	var about []string
+	if ran := r.Ran(); ran != "" {
+		about = append(about, ran)
+	}
+	if r.Allocator != "" {
+		about = append(about, "allocator "+r.Allocator)
+	}
+	if len(about) == 0 {
 		return r.Column()
 	}
-	return r.Column() + " (allocator " + r.Allocator + ")"
+	return r.Column() + " (" + strings.Join(about, ", ") + ")"
+}
+
+// kubernetes is the provenance's row of the Kubernetes a column ran.
+func kubernetes(r report.Report) string {
+	switch pre := r.PreRelease(); {
+	case pre != "":
+		return "v" + pre + ", a pre-release: no sign-off of " + releaseOf(pre)
+	case r.Version != "":
+		return "v" + r.Version
+	}
+	return "unknown"
+}
+
+// releaseOf is the release a pre-release precedes ("1.38.0" of
+// "1.38.0-beta.0").
+func releaseOf(pre string) string {
+	v, _, _ := strings.Cut(pre, "-")
+	return v
 }
 
 // summary is a cell in words, the same on both pages.
@@ -264,6 +324,10 @@ const (
 	kepIssue = "tracking issue kubernetes/enhancements#5018"
 )
 
+// apartNote says what the pre-release columns' own sign-off is, on both
+// pages of the releases' sign-off.
+const apartNote = "neither this verdict nor its exit code counts them; their own sign-off is"
+
 // defectsNote says what a known upstream defect is, on both pages.
 const defectsNote = "Met where the release table declares them (clusters/release/defects.go, docs/verdicts.md): each spec checked that the promise failed as declared, for the declared cause, and counts as a known upstream defect, neither passed nor failed."
 
@@ -279,6 +343,10 @@ func (m Matrix) Markdown() string {
 	fmt.Fprintf(&b, "The rows are the requirements of %s (%s), each by its ID.\n\n",
 		markdownLink(kepText, requirements.KEPReadme), markdownLink(kepIssue, requirements.KEPIssue))
 	b.WriteString("One column per release and DRA feature set (so per allocator implementation); a release is signed off only where each of its columns is. " + standingNote + "\n\n")
+	if a := m.Apart; a != nil {
+		fmt.Fprintf(&b, "**Pre-release columns, judged apart** (%s): %s [%s](%s): %s.\n\n",
+			columnList(a.Runs), apartNote, PreReleaseDir+"/signoff.md", PreReleaseDir+"/signoff.md", a.Verdict())
+	}
 	b.WriteString("| KEP requirement |")
 	for _, r := range m.Runs {
 		fmt.Fprintf(&b, " %s |", report.Cell(Heading(r)))
@@ -332,6 +400,7 @@ func (m Matrix) provenance() []provenance {
 			{"signed off", signed},
 			{"requirements", m.countsText(r)},
 			{"result", result(r)},
+			{"Kubernetes", kubernetes(r)},
 			{"run", fmt.Sprintf("%s, %s", r.Started.UTC().Format(time.RFC3339), time.Duration(r.Seconds*float64(time.Second)).Round(time.Second))},
 			{"suite commit", orUnknown(r.SuiteCommit)},
 			{"kind", orUnknown(r.KindVersion)},

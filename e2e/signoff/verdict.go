@@ -237,7 +237,8 @@ func (m Matrix) Unsigned(r report.Report) []string {
 // ExitCode is what signoff exits with: ExitFailed where any column failed
 // or was interrupted (or there is none), else ExitClusterBroke where a
 // column's cluster broke under its run, else ExitLeftOut where any left
-// requirements out, else ExitSignedOff.
+// requirements out, else ExitSignedOff. The pre-release columns judged
+// apart (Apart) have their own, which this does not count.
 func (m Matrix) ExitCode() int {
 	if len(m.Runs) == 0 {
 		return ExitFailed
@@ -252,6 +253,11 @@ func (m Matrix) ExitCode() int {
 		}
 	}
 	return code
+}
+
+// SignedOff says whether the sign-off is one: every column signed off.
+func (m Matrix) SignedOff() bool {
+	return len(m.Runs) > 0 && m.SignedColumns() == len(m.Runs)
 }
 
 // SignedColumns counts the columns signed off.

@@ -3,7 +3,9 @@
 // (a column's spec groups). --format github prints the cells as the CI
 // workflow's strategy.matrix (one line of JSON); --format columns prints one
 // column a line with the label filter its cells select together; --format
-// releases the releases. make matrix prints the same through e2e/cmd/run.
+// releases the releases; --format offline the releases whose node image is
+// built offline (kind publishes none), as a JSON array for the workflow's
+// node-image jobs. make matrix prints the same through e2e/cmd/run.
 package main
 
 import (
@@ -18,7 +20,7 @@ func main() {
 	releases := flag.String("releases", "all", `minor releases, e.g. "1.36 1.37", or all`)
 	features := flag.String("features", "all", "a DRA feature set (defaults, stable, alpha) or all that each release lists")
 	labels := flag.String("labels", "", "a label filter of one's own: one cell per column with it instead of the groups")
-	format := flag.String("format", "table", "table, github, columns or releases")
+	format := flag.String("format", "table", "table, github, columns, releases or offline")
 	flag.Parse()
 	err := fmt.Errorf("unexpected argument %q", flag.Arg(0))
 	if flag.NArg() == 0 {

@@ -12,6 +12,7 @@ package main
 // skipped.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -407,8 +408,8 @@ func tokenize(s string) []string {
 // exprParser reads the expression operators the workflow uses: || and &&
 // (which give an operand's value, as GitHub's do), == and != (strings
 // compared without regard to case), !, parentheses, string literals,
-// context names and the functions always, cancelled, success, failure and
-// contains.
+// context names and the functions always, cancelled, success, failure,
+// contains (of a string or an array) and fromJSON.
 type exprParser struct {
 	tokens []string
 	pos    int
@@ -513,7 +514,23 @@ func (p *exprParser) primary() (any, error) {
 		case t == "failure" && len(args) == 0:
 			return p.failed, nil
 		case t == "contains" && len(args) == 2:
+			// Of an array, whether an item equals the value (strings
+			// without regard to case); of a string, whether it holds it.
+			if items, ok := args[0].([]any); ok {
+				for _, item := range items {
+					if strings.EqualFold(str(item), str(args[1])) {
+						return true, nil
+					}
+				}
+				return false, nil
+			}
 			return strings.Contains(strings.ToLower(str(args[0])), strings.ToLower(str(args[1]))), nil
+		case t == "fromJSON" && len(args) == 1:
+			var v any
+			if err := json.Unmarshal([]byte(str(args[0])), &v); err != nil {
+				return nil, fmt.Errorf("fromJSON(%q): %w", str(args[0]), err)
+			}
+			return v, nil
 		}
 		return nil, fmt.Errorf("no function %s with %d arguments here", t, len(args))
 	}
@@ -526,6 +543,10 @@ func truthy(v any) bool {
 		return v
 	case string:
 		return v != ""
+	case float64:
+		return v != 0
+	case []any, map[string]any:
+		return true
 	}
 	return false
 }

@@ -26,8 +26,14 @@
 //	   control-plane component or the driver's pod down, not by the
 //	   suite's doing), and no spec failed otherwise
 //
-// Where columns differ, 1 wins over 4, 4 over 3, and 3 over 0. The work is
-// signoff.Collect, which make e2e's runner (e2e/run) calls as its last step.
+// Where columns differ, 1 wins over 4, 4 over 3, and 3 over 0. Columns of
+// a Kubernetes pre-release (1.38.0-beta.0) among released ones are judged
+// apart: their own sign-off goes to OUT/prerelease/ and is said on the
+// line before the last, and the last line and the exit code are the
+// released columns'. A sign-off of pre-release columns alone exits as any
+// other, its verdict led by "Pre-release Kubernetes v1.38.0-beta.0 (not
+// 1.38.0): ". The work is signoff.Collect, which make e2e's runner
+// (e2e/run) calls as its last step.
 //
 //	signoff diff OLD NEW
 //

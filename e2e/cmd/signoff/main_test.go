@@ -135,3 +135,78 @@ func TestDiffOfTwoSignOffs(t *testing.T) {
 		})
 	}
 }
+
+// madeRun is a whole run of a column on a cluster the suite made, at a
+// Kubernetes version, every spec passed but the failed one (-1: none).
+func madeRun(release, version string, failed int) report.Report {
+	r := report.Report{Meta: report.Meta{Release: release, Version: version, Allocator: "incubating"}}
+	for i, q := range requirements.All {
+		s := report.Spec{Name: fmt.Sprintf("spec %02d", i), KEP: q.Text, State: "passed"}
+		if i == failed {
+			s.State, s.Reason = "failed", "expected 422"
+			r.Totals.Failed++
+		} else {
+			r.Totals.Passed++
+		}
+		r.Specs = append(r.Specs, s)
+	}
+	return r
+}
+
+// With released and pre-release columns the exit code and the last line
+// are the released columns' whatever the pre-release ones did, which are
+// said on a line of their own and signed off apart in prerelease/; a
+// sign-off of pre-release columns alone exits 0 where they passed, its
+// last line saying what they are. (A pre-release of 1.37 stands for 1.38,
+// whose row the table does not have yet.)
+func TestPreReleaseColumnsDoNotDecideTheExitCode(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		releases string
+		reports  []report.Report
+		code     int
+		last     string
+		apart    string
+	}{
+		{"a pre-release failed", "1.35 1.37", []report.Report{madeRun("1.35", "1.35.8", -1), madeRun("1.37", "1.37.3-rc.0", 5)}, signoff.ExitSignedOff,
+			"signoff: Signed off: the one column (1.35 defaults) passed every applicable check",
+			"signoff: the pre-release columns (1.37 defaults), judged apart in %s (their exit code, 1, is not this one's): Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): NOT signed off: "},
+		{"a release failed", "1.35 1.37", []report.Report{madeRun("1.35", "1.35.8", 5), madeRun("1.37", "1.37.3-rc.0", -1)}, signoff.ExitFailed,
+			"signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults: 1 failed",
+			"signoff: the pre-release columns (1.37 defaults), judged apart in %s (their exit code, 0, is not this one's): Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): Signed off: "},
+		{"pre-release columns alone", "1.37", []report.Report{madeRun("1.37", "1.37.3-rc.0", -1)}, signoff.ExitSignedOff,
+			"signoff: Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): Signed off: the one column (1.37 defaults) passed every applicable check", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, r := range c.reports {
+				if err := os.MkdirAll(filepath.Join(dir, r.Release), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.WriteJSON(filepath.Join(dir, r.Release, "report.json")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"--artifacts", dir, "--releases", c.releases, "--features", "defaults"}, &stdout, &stderr)
+			lines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+			if last := lines[len(lines)-1]; code != c.code || !strings.HasPrefix(last, c.last) {
+				t.Fatalf("exit %d, last line %q; want %d, %q\nstderr: %s", code, last, c.code, c.last, stderr.String())
+			}
+			page, err := os.ReadFile(filepath.Join(dir, "signoff.md"))
+			if first, _, _ := strings.Cut(string(page), "\n"); err != nil || "signoff: "+strings.Trim(first, "*") != lines[len(lines)-1] {
+				t.Errorf("signoff.md's first line %q is not the last line printed (%v)", first, err)
+			}
+			_, err = os.Stat(filepath.Join(dir, signoff.PreReleaseDir, "signoff.md"))
+			if c.apart == "" {
+				if !os.IsNotExist(err) || len(lines) != 2 {
+					t.Errorf("nothing is apart: %v\n%s", err, stdout.String())
+				}
+				return
+			}
+			if want := fmt.Sprintf(c.apart, filepath.Join(dir, signoff.PreReleaseDir)); err != nil || len(lines) != 3 || !strings.HasPrefix(lines[1], want) {
+				t.Errorf("the pre-release columns' line: want %q, %v in\n%s", want, err, stdout.String())
+			}
+		})
+	}
+}

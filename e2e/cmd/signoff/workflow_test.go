@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
@@ -36,6 +38,10 @@ exit 0
 	"docker": "#!/bin/sh\nexit 0\n",
 }
 
+// restoreStep is the e2e job's step that restores a node image built
+// offline.
+const restoreStep = "The node image the node-image job built offline"
+
 // outcomes change a spec's outcome from passed, by column key and
 // requirement index.
 type outcomes map[string]map[int]report.Spec
@@ -43,9 +49,10 @@ type outcomes map[string]map[int]report.Spec
 // cellReport is what a cell's make e2e writes: a spec per requirement, in
 // the group the requirement's index gives it (a custom filter's cell
 // selects them all, or all of one group where partial), those of the
-// other groups not selected.
-func cellReport(c matrix.Cell, allocator string, partial bool, change outcomes) report.Report {
-	r := report.Report{Meta: report.Meta{Release: c.Release, Features: c.Features, Allocator: allocator, SuiteCommit: "abc123", LabelFilter: c.Labels}}
+// other groups not selected; at the Kubernetes version given for its
+// release, or none.
+func cellReport(c matrix.Cell, allocator string, partial bool, change outcomes, version map[string]string) report.Report {
+	r := report.Report{Meta: report.Meta{Release: c.Release, Version: version[c.Release], Features: c.Features, Allocator: allocator, SuiteCommit: "abc123", LabelFilter: c.Labels}}
 	for i, q := range requirements.All {
 		group := matrix.Groups[i%len(matrix.Groups)].Name
 		s := report.Spec{Name: q.ID, KEP: q.Text, State: "passed"}
@@ -80,6 +87,10 @@ type scenario struct {
 	// partial: a custom filter's cell leaves specs out.
 	partial bool
 	change  outcomes
+	// version is the Kubernetes version the cells of a release ran: a
+	// pre-release of a release of the table stands for 1.38's row, which
+	// the table does not have yet.
+	version map[string]string
 	// previous, where set, is the previous weekly run's sign-off: the
 	// cells' reports of that week, with these changes.
 	previous outcomes
@@ -90,6 +101,9 @@ type scenario struct {
 	wantExit    int
 	wantSigned  bool
 	wantSummary []string
+	// wantApart is the exit code of the pre-release columns' sign-off,
+	// judged apart; 0 where there is none (the step then exits 0).
+	wantApart int
 }
 
 // The sign-off job's run: steps, as written, find the reports of one
@@ -128,6 +142,21 @@ func TestWorkflowSignOffJobAsWritten(t *testing.T) {
 		{name: "weekly: no previous week", event: "schedule",
 			wantE2E: true, wantExit: signoff.ExitSignedOff, wantSigned: true,
 			wantSummary: []string{"## Since the previous weekly run", "No sign-off of a previous weekly run to compare with."}},
+		// A push runs every release: a pre-release's failed column is
+		// signed off apart, and neither fails the job nor is hidden.
+		{name: "push: a pre-release failed, apart", event: "push",
+			version: map[string]string{"1.37": "1.37.3-rc.0"}, change: outcomes{"1.37 defaults": {4: failing}},
+			wantE2E: true, wantExit: signoff.ExitSignedOff, wantSigned: true, wantApart: signoff.ExitFailed,
+			wantSummary: []string{"**Pre-release columns, judged apart** (1.37 defaults, 1.37 stable, 1.37 alpha): ", "---\n\n**Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): NOT signed off: 2 of 3 columns signed off; 1.37 defaults: 1 failed"}},
+		{name: "push: a release failed, a pre-release passed", event: "push",
+			version: map[string]string{"1.37": "1.37.3-rc.0"}, change: outcomes{"1.36 stable": {4: failing}},
+			wantE2E: true, wantExit: signoff.ExitFailed, wantApart: signoff.ExitSignedOff,
+			wantSummary: []string{"**NOT signed off: ", "; 1.36 stable: 1 failed", "**Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): Signed off: all 3 columns (1.37 defaults, 1.37 stable, 1.37 alpha)"}},
+		{name: "dispatch: a pre-release alone", event: "workflow_dispatch",
+			inputs:  map[string]string{"release": "1.37", "features": "all", "labels": ""},
+			version: map[string]string{"1.37": "1.37.3-rc.0"},
+			wantE2E: true, wantColumns: 3, wantExit: signoff.ExitSignedOff, wantSigned: true,
+			wantSummary: []string{"**Pre-release Kubernetes v1.37.3-rc.0 (not 1.37.3): Signed off: all 3 columns (1.37 defaults, 1.37 stable, 1.37 alpha)"}},
 	} {
 		t.Run(sc.name, func(t *testing.T) { runScenario(t, w, tools, sc) })
 	}
@@ -188,6 +217,19 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 	if mx.failed {
 		t.Fatalf("the matrix job failed; steps %v, exits %v", mx.ran, mx.exits)
 	}
+	// The releases of the run built offline: those whose row kind
+	// publishes no image of.
+	offline := []string{}
+	if sc.wantE2E {
+		for _, m := range strings.Fields(mx.jobOutputs["releases"]) {
+			if r, err := release.Get(m); err == nil && r.Published == "" {
+				offline = append(offline, m)
+			}
+		}
+		if got, _ := json.Marshal(offline); mx.jobOutputs["offline"] != string(got) {
+			t.Fatalf("the matrix job's offline output is %q; want %s", mx.jobOutputs["offline"], got)
+		}
+	}
 	for k, v := range mx.jobOutputs {
 		contexts["needs.matrix.outputs."+k] = v
 	}
@@ -214,7 +256,7 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 		allocators := allocatorsOf(t, mx.jobOutputs["releases"], mx.jobOutputs["features"])
 		for _, c := range cells.Include {
 			reportFile, argsFile := filepath.Join(t.TempDir(), "report.json"), filepath.Join(t.TempDir(), "make-args")
-			r := cellReport(c, allocators[c.Release+" "+c.Features], sc.partial, sc.change)
+			r := cellReport(c, allocators[c.Release+" "+c.Features], sc.partial, sc.change, sc.version)
 			if err := r.WriteJSON(reportFile); err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +269,17 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 			if args, _ := os.ReadFile(argsFile); string(args) != c.Release+"\n"+c.Features+"\n"+c.Labels+"\n" {
 				t.Fatalf("cell %s: make e2e got %q", c.Name, args)
 			}
+			// A cell of a release built offline restores and loads the
+			// image the node-image job built; no other cell does.
+			restored := slices.Contains(cell.ran, restoreStep) && slices.Contains(cell.ran, "Load the node image")
+			if want := slices.Contains(offline, c.Release); restored != want {
+				t.Fatalf("cell %s: restores the node image %v, want %v (built offline: %q); steps %v", c.Name, restored, want, offline, cell.ran)
+			}
 		}
+	}
+	// The node-image jobs run where a release of the run is built offline.
+	if nodeImage := newJob("node-image"); sc.wantE2E && allowed(nodeImage) != (len(offline) > 0) {
+		t.Fatalf("the node-image job runs %v with %q built offline (if %q)", allowed(nodeImage), offline, nodeImage.job.If)
 	}
 
 	signoffJob := newJob("signoff", "SIGNOFF_TEST_PREVIOUS_RUN="+map[bool]string{true: "41"}[sc.previous != nil])
@@ -253,6 +305,12 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 	}
 	if code != sc.wantExit || signoffJob.failed != (code != 0) {
 		t.Fatalf("the sign-off step exits %d (job failed: %v); want %d\nsummary:\n%s", code, signoffJob.failed, sc.wantExit, signoffJob.summary.String())
+	}
+	// The pre-release columns' step says their verdict by its own exit
+	// code, which the job's result (the step above) does not take.
+	const apart = "The pre-release columns' sign-off, apart"
+	if got, ok := signoffJob.exits[apart]; !ok || got != sc.wantApart {
+		t.Fatalf("the step %q exits %d (ran: %v); want %d\nsummary:\n%s", apart, got, ok, sc.wantApart, signoffJob.summary.String())
 	}
 	doc, err := signoff.ReadDocument(filepath.Join(signoffJob.workspace, "signoff", "signoff.json"))
 	if err != nil {
@@ -378,7 +436,7 @@ func previousSignOff(t *testing.T, outputs map[string]string, change outcomes) s
 	}
 	dir := t.TempDir()
 	for _, c := range cells {
-		r := cellReport(c, allocatorsOf(t, c.Release, c.Features)[c.Release+" "+c.Features], false, change)
+		r := cellReport(c, allocatorsOf(t, c.Release, c.Features)[c.Release+" "+c.Features], false, change, nil)
 		folder := filepath.Join(dir, "cells", strings.ReplaceAll(c.Name, " ", "-"), c.Release)
 		if err := os.MkdirAll(folder, 0o755); err != nil {
 			t.Fatal(err)
