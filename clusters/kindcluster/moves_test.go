@@ -4,7 +4,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/nodeconfig"
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
+	"os"
 )
 
 // A restart that waits ends its own move; one that does not (the GA lock
@@ -28,4 +31,34 @@ func TestARestartThatDoesNotWaitStaysTheSuitesUntilTheNext(t *testing.T) {
 	}
 	// Nobody listening: nothing to call.
 	(&Cluster{}).kubeletMove("s135-worker")()
+}
+
+// Back from a refused DRAAdminAccess=false, a release that no longer knows
+// the gate (or locks it) gets a flag that does not name it: true would be
+// refused as well once the gate is gone.
+func TestTheLockedValueTakesTheGateOutOfTheFlag(t *testing.T) {
+	manifest, err := os.ReadFile("../nodeconfig/testdata/1.37/kube-apiserver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := nodeconfig.SetStaticPodGate(manifest, release.Gate, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, state := range []release.GateState{release.GALocked, release.Removed} {
+		r, _ := release.Get("1.37")
+		r.GateState = state
+		c := &Cluster{Release: r}
+		edits, err := c.staticPodGateEdits(map[profile.Component][]byte{profile.APIServer: off}, map[profile.Component]bool{profile.APIServer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gates, err := nodeconfig.StaticPodGates(edits[profile.APIServer])
+		if _, named := gates[release.Gate]; err != nil || named {
+			t.Errorf("%s: the restored flag names the gate: %v %v", state, gates, err)
+		}
+		if again, _ := c.staticPodGateEdits(map[profile.Component][]byte{profile.APIServer: edits[profile.APIServer]}, map[profile.Component]bool{profile.APIServer: true}); len(again) != 0 {
+			t.Errorf("%s: a flag without the gate already runs the locked value", state)
+		}
+	}
 }

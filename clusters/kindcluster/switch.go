@@ -127,10 +127,19 @@ func (c *Cluster) staticPodGateEdits(manifests map[profile.Component][]byte, gat
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", comp, err)
 		}
-		if c.effective(current) == enable {
+		_, named := current[release.Gate]
+		if c.effective(current) == enable && (c.Release.GateSwitchable() || !named) {
 			continue
 		}
-		if updated[comp], err = nodeconfig.SetStaticPodGate(manifest, release.Gate, enable); err != nil {
+		if !c.Release.GateSwitchable() && enable == c.Release.GateDefault() {
+			// Back to the locked (or, once the gate is gone, the only)
+			// value: the flag stops naming the gate, which a release
+			// without it refuses even set to true.
+			updated[comp], err = nodeconfig.EditStaticPodGates(manifest, nil, []string{release.Gate})
+		} else {
+			updated[comp], err = nodeconfig.SetStaticPodGate(manifest, release.Gate, enable)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

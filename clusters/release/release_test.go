@@ -626,3 +626,24 @@ func TestAPreReleaseIsCarriedWhole(t *testing.T) {
 		}
 	}
 }
+
+// Once the gate is gone (1.39 plans it), a component given it at all
+// refuses to start as for any gate it does not know; the lock spec
+// expects that refusal instead of the lock's.
+func TestAGateThatIsGoneIsUnrecognized(t *testing.T) {
+	r, _ := Get("1.37")
+	if r.GateOffError() != r.LockedGateError() {
+		t.Errorf("1.37 locks the gate: %q", r.GateOffError())
+	}
+	r.GateState = Removed
+	if r.GateSwitchable() || !r.GateDefault() || r.GateOffError() != "unrecognized feature gate: DRAAdminAccess" {
+		t.Errorf("a removed gate: switchable %t, default %t, refusal %q", r.GateSwitchable(), r.GateDefault(), r.GateOffError())
+	}
+	if s, ok := r.SkipFor(NeedGateLock, Mode{NodeAccess: true}); ok {
+		t.Errorf("the lock spec must run where the gate is gone: %+v", s)
+	}
+	r135, _ := Get("1.35")
+	if r135.GateOffError() != "" {
+		t.Errorf("1.35's gate may be switched: %q", r135.GateOffError())
+	}
+}

@@ -42,7 +42,7 @@ var _ = framework.Describe("A release where DRAAdminAccess is locked on", ginkgo
 		for _, c := range profile.ControlPlane {
 			// Each look is a command on the node (a docker exec, about 0.2 s).
 			gomega.Eventually(ctx, func() string { return e.Cluster.ComponentLog(c) }).
-				WithTimeout(2*time.Minute).WithPolling(time.Second).Should(gomega.ContainSubstring(e.Rel.LockedGateError()),
+				WithTimeout(2*time.Minute).WithPolling(time.Second).Should(gomega.ContainSubstring(e.Rel.GateOffError()),
 				"%s must refuse the flag and say why", c)
 			framework.Logf("%s refused DRAAdminAccess=false as expected: %s", c, strings.TrimSpace(e.Cluster.ComponentLog(c)))
 		}
