@@ -1,13 +1,16 @@
 package release
 
 // Kubernetes 1.36, read in the v1.36.3 module and its
-// k8s.io/dynamic-resource-allocation v0.36.3.
+// k8s.io/dynamic-resource-allocation v0.36.3, and re-read at v1.36.4, the
+// patch kind publishes, which the offline build pins too: no fact below
+// changed, no cited line moved, each declared defect is still present
+// (1.36.4 keys the allocators' counter caches by driver and pool).
 func init() {
 	// DRADeviceBindingConditions off is enough to drop DeviceBindingAndStatus.
 	toStable := FeatureMove{Allocator: "stable", Gates: map[string]bool{
 		string(FeatureConsumableCapacity): false, string(FeatureBindingConditions): false}}
 	register(Release{
-		Minor: "1.36", Version: "1.36.3",
+		Minor: "1.36", Version: "1.36.4",
 		Published:         "kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed",
 		Served:            []string{"v1"},
 		ClaimQuotaVersion: "v1",

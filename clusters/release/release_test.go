@@ -8,9 +8,9 @@ import (
 )
 
 func TestGetByMinorPatchOrV(t *testing.T) {
-	for _, name := range []string{"1.35", "1.35.4", "v1.35.4", " 1.35 "} {
+	for _, name := range []string{"1.35", "1.35.8", "v1.35.8", " 1.35 "} {
 		r, err := Get(name)
-		if err != nil || r.Version != "1.35.4" || r.GitVersion() != "v1.35.4" {
+		if err != nil || r.Version != "1.35.8" || r.GitVersion() != "v1.35.8" {
 			t.Errorf("Get(%q) = %+v, %v", name, r.Version, err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Release != "1.35.4" || r.Layout.Artifacts != "/r/_artifacts/1.35" ||
+	if r.Release != "1.35.8" || r.Layout.Artifacts != "/r/_artifacts/1.35" ||
 		!r.Upgrade.Runs || r.Upgrade.Next != "1.36" || r.Upgrade.Bits != "/r/_output/upgrade-bits-1.35.json" {
 		t.Errorf("resolved %+v", r)
 	}

@@ -10,7 +10,7 @@ import (
 
 func TestWriteRead(t *testing.T) {
 	dir := t.TempDir()
-	in := Run{Given: "1.35", Release: "1.35.4", Profile: "default", Features: release.DefaultSet,
+	in := Run{Given: "1.35", Release: "1.35.8", Profile: "default", Features: release.DefaultSet,
 		Upgrade: Upgrade{Runs: true, Next: "1.36"}, Layout: Layout{Artifacts: dir}}
 	path, err := Write(dir, in)
 	if err != nil {
@@ -20,7 +20,7 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Schema != Schema || out.Release != "1.35.4" || out.Upgrade.Next != "1.36" {
+	if out.Schema != Schema || out.Release != "1.35.8" || out.Upgrade.Next != "1.36" {
 		t.Fatalf("read back %+v", out)
 	}
 }
@@ -28,9 +28,9 @@ func TestWriteRead(t *testing.T) {
 func TestWriteRefusesUndecided(t *testing.T) {
 	dir := t.TempDir()
 	for name, r := range map[string]Run{
-		"no reason":  {Release: "1.35.4", Profile: "default", Features: release.DefaultSet, Layout: Layout{Artifacts: dir}},
+		"no reason":  {Release: "1.35.8", Profile: "default", Features: release.DefaultSet, Layout: Layout{Artifacts: dir}},
 		"no release": {Profile: "default", Features: release.DefaultSet, Upgrade: Upgrade{Why: "x"}, Layout: Layout{Artifacts: dir}},
-		"no next":    {Release: "1.35.4", Profile: "default", Features: release.DefaultSet, Upgrade: Upgrade{Runs: true}, Layout: Layout{Artifacts: dir}},
+		"no next":    {Release: "1.35.8", Profile: "default", Features: release.DefaultSet, Upgrade: Upgrade{Runs: true}, Layout: Layout{Artifacts: dir}},
 	} {
 		if _, err := Write(dir, r); err == nil {
 			t.Errorf("%s: written", name)

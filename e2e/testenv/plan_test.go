@@ -16,7 +16,7 @@ import (
 // answered has the same values, and the same one client set, once the
 // process has dialled.
 func TestPlanDoesNotChangeAfterResolve(t *testing.T) {
-	p, err := Resolve(context.Background(), resolved.Run{Given: "1.35", Release: "1.35.4", Profile: "default",
+	p, err := Resolve(context.Background(), resolved.Run{Given: "1.35", Release: "1.35.8", Profile: "default",
 		Features: release.DefaultSet, Cluster: resolved.Cluster{Name: "dra-e2e"}})
 	if err != nil {
 		t.Fatal(err)

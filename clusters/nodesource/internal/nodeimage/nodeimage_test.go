@@ -33,7 +33,7 @@ func TestRecipeTagIsStableAndVersioned(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := rec.Tag()
-	if a != b || !strings.HasPrefix(a, "kind-e2e/node:v1.35.4-") {
+	if a != b || !strings.HasPrefix(a, "kind-e2e/node:v1.35.8-") {
 		t.Fatalf("tags %q %q", a, b)
 	}
 	rec.EtcdTag = "3.6.7-0"
