@@ -145,11 +145,11 @@ func TestWorkflowSignOffJobAsWritten(t *testing.T) {
 		// A push runs every release: a pre-release's failed column is
 		// signed off apart, and neither fails the job nor is hidden.
 		{name: "push: a pre-release failed, apart", event: "push",
-			change: outcomes{"1.38 defaults": {4: failing}},
+			change:  outcomes{"1.38 defaults": {4: failing}},
 			wantE2E: true, wantExit: signoff.ExitSignedOff, wantSigned: true, wantApart: signoff.ExitFailed,
 			wantSummary: []string{"**Pre-release columns, judged apart** (1.38 defaults, 1.38 alpha): ", "---\n\n**Pre-release Kubernetes v1.38.0-beta.0 (not 1.38.0): NOT signed off: 1 of 2 columns signed off; 1.38 defaults: 1 failed"}},
 		{name: "push: a release failed, a pre-release passed", event: "push",
-			change: outcomes{"1.36 stable": {4: failing}},
+			change:  outcomes{"1.36 stable": {4: failing}},
 			wantE2E: true, wantExit: signoff.ExitFailed, wantApart: signoff.ExitSignedOff,
 			wantSummary: []string{"**NOT signed off: ", "; 1.36 stable: 1 failed", "**Pre-release Kubernetes v1.38.0-beta.0 (not 1.38.0): Signed off: all 2 columns (1.38 defaults, 1.38 alpha)"}},
 		{name: "dispatch: a pre-release alone", event: "workflow_dispatch",
