@@ -62,3 +62,33 @@ func TestTheLockedValueTakesTheGateOutOfTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// A manifest that stops naming the gate is in force once the process
+// stops naming it too: the process before it (DRAAdminAccess=false, or
+// =true) is not the one the manifest starts.
+func TestAFlagWithoutTheGateIsInForceOnlyWithoutIt(t *testing.T) {
+	manifest, err := os.ReadFile("../nodeconfig/testdata/1.37/kube-apiserver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := nodeconfig.EditStaticPodGates(manifest, nil, []string{release.Gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := release.Get("1.37")
+	target, err := (&Cluster{Release: r}).gateTarget(profile.APIServer, without)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]bool{
+		"kube-apiserver --feature-gates=DRAAdminAccess=false":                            false,
+		"kube-apiserver --feature-gates=DRAAdminAccess=true":                             false,
+		"kube-apiserver --feature-gates=DRAAdminAccess=true,DRAConsumableCapacity=false": false,
+		"kube-apiserver --authorization-mode=Node,RBAC":                                  true,
+		"kube-apiserver --feature-gates=DRAConsumableCapacity=false":                     true,
+	} {
+		if got, _ := target.inForce(process{Command: cmd}); got != want {
+			t.Errorf("%q: in force %t, want %t (%s)", cmd, got, want, target.what)
+		}
+	}
+}

@@ -164,14 +164,23 @@ func (c *Cluster) gateTarget(comp profile.Component, manifest []byte) (target, e
 		return target{}, fmt.Errorf("%s: %w", comp, err)
 	}
 	enable := c.effective(set)
-	return target{what: fmt.Sprintf("with %s=%t", release.Gate, enable),
+	want, wantNamed := set[release.Gate]
+	what := fmt.Sprintf("with %s=%t", release.Gate, enable)
+	if !wantNamed {
+		what = fmt.Sprintf("with no %s flag (the release's %t)", release.Gate, enable)
+	}
+	return target{what: what,
 		inForce: func(p process) (bool, string) {
 			gates, err := nodeconfig.CommandGates(strings.Fields(p.Command))
 			if err != nil {
 				return false, err.Error()
 			}
+			// The process runs the manifest when its flag names the gate
+			// as the manifest does, or, where the manifest does not name
+			// it (a locked or removed gate taken back), does not either:
+			// the process before it named the gate.
 			v, named := gates[release.Gate]
-			return named && v == enable, ""
+			return named == wantNamed && (!named || v == want), ""
 		}}, nil
 }
 
