@@ -192,6 +192,7 @@ var _ = ginkgo.ReportAfterSuite("report.json and report.md", func(r ginkgo.Repor
 		meta.Components = env.Components
 		meta.NodeImage, meta.NodeImageID = env.NodeImage, env.NodeImageID
 		meta.FeatureSet, meta.Allocator = env.Features().String(), env.Allocator()
+		meta.Unreachable = env.Rel.Unreachable
 		meta.Gates = map[string]string{}
 		for _, c := range profile.AllComponents {
 			meta.Gates[string(c)] = profile.FormatGates(env.Prof.Gates(env.Rel, c))

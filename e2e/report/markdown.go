@@ -29,6 +29,9 @@ func (r Report) Markdown() string {
 	if r.Allocator != "" {
 		fmt.Fprintf(&b, "kube-scheduler's allocator was `%s`, DRA feature set %s, for every spec but those whose row names another.\n\n", r.Allocator, r.FeatureSet)
 	}
+	if u := r.UnreachableText(); u != "" {
+		fmt.Fprintf(&b, "Checked by no column, since no gate kube-scheduler may be given selects it for admin access: %s.\n\n", u)
+	}
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Totals.Passed, r.Totals.Failed, r.Totals.Skipped)
 	if r.Totals.KnownDefects > 0 {
 		fmt.Fprintf(&b, ", **%d known upstream defect(s)**", r.Totals.KnownDefects)
@@ -161,7 +164,7 @@ func (r Report) provenanceMarkdown() string {
 	rows := [][2]string{
 		{"suite commit", r.SuiteCommit}, {"kind", r.KindVersion}, {"Go", r.GoVersion},
 		{"node image", r.NodeImage}, {"node image ID", r.NodeImageID},
-		{"allocator", r.Allocator}, {"DRA feature set", r.FeatureSet},
+		{"allocator", r.Allocator}, {"allocators out of reach", r.UnreachableText()}, {"DRA feature set", r.FeatureSet},
 		{"label filter", r.LabelFilter}, {"focus", strings.Join(r.Focus, " | ")}, {"skip", strings.Join(r.Skip, " | ")},
 	}
 	comps := make([]string, 0, len(r.Gates))
@@ -190,4 +193,18 @@ func (r Report) provenanceMarkdown() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// UnreachableText names each allocator implementation the release cannot
+// reach, with why ("experimental: incubating supports ..."), or "".
+func (m Meta) UnreachableText() string {
+	names := make([]string, 0, len(m.Unreachable))
+	for n := range m.Unreachable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = "`" + n + "` (" + m.Unreachable[n] + ")"
+	}
+	return strings.Join(names, "; ")
 }

@@ -77,6 +77,11 @@ type Meta struct {
 	// (the release table's rule, read in the module).
 	FeatureSet string `json:"featureSet,omitempty"`
 	Allocator  string `json:"allocator,omitempty"`
+	// Unreachable are the release's allocator implementations that no
+	// gate kube-scheduler may be given selects for admin access, with why
+	// (release.Release.Unreachable): no column checks them, and the
+	// report says so rather than leave them out unseen.
+	Unreachable map[string]string `json:"unreachableAllocators,omitempty"`
 	// Features is the cluster's DRA feature set by name (make e2e
 	// FEATURES): with Release, the sign-off column the run belongs to.
 	// Reports written before it existed were all of the defaults.

@@ -368,3 +368,20 @@ func TestMetaNamesTheVersionItRan(t *testing.T) {
 		t.Errorf("report.md's title: %q", strings.SplitN(md, "\n", 2)[0])
 	}
 }
+
+// A release's allocator no gate reaches is named in the report, never left
+// out unseen.
+func TestTheReportNamesTheAllocatorsOutOfReach(t *testing.T) {
+	r := Report{Meta: Meta{Release: "1.38", Profile: "default", Allocator: "stable",
+		Unreachable: map[string]string{"experimental": "incubating supports every feature it does and is tried first"}}}
+	md := r.Markdown()
+	for _, want := range []string{"Checked by no column, since no gate kube-scheduler may be given selects it for admin access: `experimental` (incubating supports every feature it does and is tried first).",
+		"| allocators out of reach | `experimental` (incubating supports every feature it does and is tried first) |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains((Report{Meta: Meta{Release: "1.35"}}).Markdown(), "Checked by no column") {
+		t.Error("a release that reaches every allocator names none")
+	}
+}

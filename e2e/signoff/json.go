@@ -58,12 +58,14 @@ type ApartDoc struct {
 // gates each component ran with, why it is not signed off, and its
 // requirements by standing, with what kept those out of reach from the run.
 type ColumnDoc struct {
-	Key       string            `json:"key"`
-	Release   string            `json:"release"`
-	Features  string            `json:"features"`
-	Allocator string            `json:"allocator,omitempty"`
-	Gates     map[string]string `json:"gates,omitempty"`
-	GatesRead bool              `json:"gatesReadFromComponents"`
+	Key       string `json:"key"`
+	Release   string `json:"release"`
+	Features  string `json:"features"`
+	Allocator string `json:"allocator,omitempty"`
+	// Unreachable are the release's implementations no column can check.
+	Unreachable map[string]string `json:"unreachableAllocators,omitempty"`
+	Gates       map[string]string `json:"gates,omitempty"`
+	GatesRead   bool              `json:"gatesReadFromComponents"`
 	// Version is the Kubernetes the column ran ("1.35.8"), PreRelease
 	// whether it is a pre-release ("1.38.0-beta.0"): a column of one
 	// signs off no release.
@@ -132,7 +134,7 @@ func (m Matrix) Document() Document {
 		if pre := r.PreRelease(); pre != "" {
 			version = pre
 		}
-		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Version: version, PreRelease: r.PreRelease() != "", Features: r.Set(), Allocator: r.Allocator,
+		d.Columns = append(d.Columns, ColumnDoc{Key: r.Column(), Release: r.Release, Version: version, PreRelease: r.PreRelease() != "", Features: r.Set(), Allocator: r.Allocator, Unreachable: r.Unreachable,
 			Gates: r.Gates, GatesRead: r.GatesRead, Existing: r.Existing, OwnDriver: ownDriver(r), Interrupted: r.Interrupted, ClusterBreaks: r.ClusterBreaks, SignedOff: why == nil, Unsigned: why,
 			Requirements: m.Counts(r), OutOfReach: m.OutOfReachWhy(r), Totals: r.Totals,
 			Suite: r.SuiteCommit, NodeImage: strings.TrimSpace(r.NodeImage + " " + r.NodeImageID), Components: r.Components})

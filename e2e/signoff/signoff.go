@@ -408,6 +408,7 @@ func (m Matrix) provenance() []provenance {
 			{"node image", orUnknown(r.NodeImage) + " " + r.NodeImageID},
 			{"cluster", fmt.Sprintf("%s (profile %s%s)", r.Cluster, r.Profile, map[bool]string{true: ", existing cluster", false: ""}[r.Existing])},
 			{"allocator", orUnknown(r.Allocator)},
+			{"allocators out of reach", orNone(r.UnreachableText())},
 			{"DRA feature set", orUnknown(r.FeatureSet)},
 		}
 		for _, k := range sortedKeys(r.Gates) {
@@ -455,3 +456,11 @@ func orUnknown(s string) string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// orNone says "none" for an empty value that is no unknown.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
