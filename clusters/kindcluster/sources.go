@@ -6,7 +6,7 @@ package kindcluster
 // folder, or replaced by one with another UID) only once each of its pod
 // sources (the folder and kube-apiserver) has delivered its first list.
 // Before that it drops the removal ("skipping delete because sources aren't
-// ready yet", kubelet.go deletePod, 1.33 to 1.37) and leaves the pod to its
+// ready yet", kubelet.go deletePod, 1.33 to 1.38) and leaves the pod to its
 // housekeeping. The housekeeping does end an orphaned pod, but through the
 // pod's worker and without interrupting it, and the worker of a kubelet a
 // few seconds old may still be in the pod's first sync, waiting for its
@@ -21,7 +21,7 @@ package kindcluster
 // Nothing reports that directly. The kubelet runs its housekeeping only with
 // its sources ready, and its first housekeeping sets the gauge
 // kubelet_desired_pods (kubelet_pods.go, HandlePodCleanups, the only place
-// that sets it, 1.33 to 1.37); before that the gauge has no sample in the
+// that sets it, 1.33 to 1.38); before that the gauge has no sample in the
 // kubelet's metrics. Once ready, the sources stay ready for the kubelet's
 // life, so on a kubelet that has run a while this costs one look.
 

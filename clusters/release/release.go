@@ -163,7 +163,8 @@ const (
 
 // table holds every supported release, keyed by minor. Each release is
 // one file of this package (r1_37.go), whose init registers its row: adding
-// a release is adding its file, and nothing else here names a minor.
+// a release is adding its file (docs/adding-a-release.md), and nothing else
+// here names a minor.
 var table = map[string]Release{}
 
 // register adds one release's row; a minor twice is a mistake in the files.

@@ -40,8 +40,8 @@ type adminPod struct {
 // Serial groups by that run's seed, waited 96 s for them).
 var _ = framework.Describe("Upgrading the control plane and kubelets in place to the next release and back", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), ginkgo.Label("upgrade"), ginkgo.SpecPriority(-1), func() {
 	f := newFramework("upgrade")
-	// Where both releases have partitionable devices by default (1.36 and
-	// 1.37), a partitionable admin allocation goes through the switch too.
+	// Where both releases have partitionable devices by default (from
+	// 1.36), a partitionable admin allocation goes through the switch too.
 	parts := newFeatureDriver(contract.LayoutPartitionable, release.NeedPartitionableDevices)
 
 	it("keeps admin-access pods running through every step, and authorizes by the running apiserver's label key", kep("upgrade and rollback never break running workloads; from 1.34 the namespace label is resource.kubernetes.io/admin-access"), func(ctx context.Context) {

@@ -11,6 +11,7 @@ package variables
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
@@ -59,13 +60,13 @@ const none = "—"
 // prints it; a unit test compares the two).
 var Variables = []Variable{
 	{Name: "K8S_VERSION", Default: release.Default, Job: true,
-		Meaning: "release (`1.33`–`1.37`, or a patch of one such as `1.35.4`: a patch other than the pin and kind's published image (1.35.8 for 1.35) is built, never booted from an image of another patch: it needs all its modules in the module proxy — not 1.33.11 or 1.33.12, for example); 1.35 is the newest where the gate can still be switched"},
+		Meaning: "release (" + minorRange(release.Minors(), "`") + ", or a patch of one such as `1.35.4`: a patch other than the pin and kind's published image (1.35.8 for 1.35) is built, never booted from an image of another patch: it needs all its modules in the module proxy — not 1.33.11 or 1.33.12, for example); " + release.Default + " is the newest where the gate can still be switched"},
 	{Name: "K8S_VERSIONS", Shown: "`$(K8S_VERSION)`",
 		Meaning: "several releases in turn (`all`: every supported release); the run fails if any fails"},
 	{Name: "PROFILE", Default: "default", Job: true,
 		Meaning: "the gate profile the cluster is created with (see \"Profiles\" below)"},
 	{Name: "FEATURES", Default: release.DefaultSet, Job: true,
-		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (1.36, 1.37: consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (1.34–1.37: every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; the `experimental` allocator, except on 1.36, whose kube-scheduler passes no alpha feature to it). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
+		Meaning: "the DRA feature set every component of the cluster runs with besides `DRAAdminAccess`, and so the allocator implementation kube-scheduler uses for the whole run: `defaults`; `stable` (" + minorRange(withSet("stable", ""), "") + ": consumable capacity and binding conditions off, so the `stable` allocator); `alpha` (" + minorRange(withSet("alpha", ""), "") + ": every DRA alpha gate of the release on with `resource.k8s.io/v1alpha3`; " + allocatorsOf("alpha") + "). A set the release does not list is refused before anything is built; `_output/bin/e2e-cluster features --release 1.36` lists a release's sets. Under a set, features that set turns on (partitionable devices on 1.35, for example) are checked where the defaults declare them skipped, and the in-place upgrade is a declared skip"},
 	{Name: "TESTDRIVER_IMAGE", Shown: none, Job: true,
 		Meaning: "a pushed driver and workload image (`make testdriver-push REGISTRY=host/path` prints one) that the nodes pull instead of an archive loaded into them; a reference that does not resolve, or a registry that does not answer, is refused before anything is built. A registry on this machine's loopback (`localhost:5001`, `make registry-up`) is reached by the nodes of a cluster the suite creates at the kind network's gateway, one on a private address where it is, both over plain HTTP as the push reaches them (any other registry over HTTPS only)"},
 	{Name: "DRIVER", Shown: none, Job: true, Meaning: ownDriver},
@@ -117,6 +118,56 @@ var Variables = []Variable{
 		Meaning: "extra Ginkgo flags, e.g. `-v` or `--poll-progress-after=60s`"},
 	{Name: "BENCH_REPEAT", Default: "3",
 		Meaning: "`make bench`: gate moves off and on per component, and feature-set moves there and back, on the kept cluster"},
+}
+
+// The release table's facts the meanings name, read from it, so that a
+// release added to the table needs no edit here.
+
+// withSet lists the minors whose row offers the feature set name, and
+// where allocator is not "", selects that allocator with it.
+func withSet(name, allocator string) []string {
+	var out []string
+	for _, m := range release.Minors() {
+		r, _ := release.Get(m)
+		if s, err := r.Set(name); err == nil && s.Name == name && (allocator == "" || s.Allocator == allocator) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// allocatorsOf says which allocator the set selects on which releases:
+// "the allocator `incubating` on 1.36 and 1.38, `experimental` on 1.34,
+// 1.35 and 1.37".
+func allocatorsOf(name string) string {
+	var parts []string
+	for _, a := range []string{"stable", "incubating", "experimental"} {
+		if minors := withSet(name, a); len(minors) > 0 {
+			parts = append(parts, "`"+a+"` on "+joinAnd(minors))
+		}
+	}
+	return "the allocator " + strings.Join(parts, ", ")
+}
+
+// joinAnd is "1.34, 1.35 and 1.37".
+func joinAnd(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// minorRange writes minors, in the table's order, as "1.33–1.38" (each
+// within quote) where they run without a gap, otherwise as "1.36, 1.37".
+func minorRange(minors []string, quote string) string {
+	all := release.Minors()
+	if len(minors) > 2 {
+		first := slices.Index(all, minors[0])
+		if first >= 0 && first+len(minors) <= len(all) && slices.Equal(all[first:first+len(minors)], minors) {
+			return quote + minors[0] + quote + "–" + quote + minors[len(minors)-1] + quote
+		}
+	}
+	return quote + strings.Join(minors, quote+", "+quote) + quote
 }
 
 // Lookup is the table's variable of that name.
