@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 )
 
 // realManifests are the static pod manifests kubeadm writes on every
@@ -16,8 +18,13 @@ import (
 func realManifests(t *testing.T) map[string][]byte {
 	t.Helper()
 	files, err := filepath.Glob("testdata/*/*.yaml")
-	if err != nil || len(files) < 15 {
-		t.Fatalf("want the three manifests of 1.33-1.37 in testdata, found %v (%v)", files, err)
+	for _, m := range release.Minors() {
+		if got, _ := filepath.Glob("testdata/" + m + "/*.yaml"); len(got) != 3 {
+			t.Fatalf("want the three manifests of Kubernetes %s in testdata/%s (hack/capture-manifests.sh), found %v", m, m, got)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := map[string][]byte{}
 	for _, f := range files {
