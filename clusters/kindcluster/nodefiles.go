@@ -81,3 +81,18 @@ func run(n nodes.Node, script string, args ...string) (string, error) {
 	err := n.Command("sh", cmd...).SetStdout(&out).SetStderr(&out).Run()
 	return strings.TrimSpace(out.String()), err
 }
+
+// StandIns is what the node image's Kubernetes was built against in place
+// of modules the module proxy did not serve (its /kind/stand-ins, one line
+// each), or "" for an image built without any, or kind's own.
+func (c *Cluster) StandIns() string {
+	cp, err := c.ControlPlane()
+	if err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	if err := cp.Command("sh", "-c", "cat /kind/stand-ins 2>/dev/null || true").SetStdout(&out).Run(); err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(out.String()), "\n", "; ")), " ")
+}

@@ -58,8 +58,8 @@ func init() {
 		// cmpRequestOverCapacity, :1209-1215 and :1529-1538; the same in
 		// incubating and experimental at :1756-1768, :1469-1475, :1819-1828).
 		Defects: []DefectAt{
-			{Case: DefectAdminConsumesCounters, Allocators: []string{"stable", "incubating", "experimental"}},
-			{Case: DefectAdminConsumesCapacity, Allocators: []string{"stable", "incubating", "experimental"}},
+			{Case: DefectAdminConsumesCounters, Allocators: []string{"stable", "incubating", "experimental"}, SeenAt: []string{"1.38.0-beta.0"}},
+			{Case: DefectAdminConsumesCapacity, Allocators: []string{"stable", "incubating", "experimental"}, SeenAt: []string{"1.38.0-beta.0"}},
 		},
 	})
 }

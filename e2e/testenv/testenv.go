@@ -155,6 +155,13 @@ func (p *Plan) Setup(ctx context.Context, progress io.Writer) (Shared, error) {
 	if sh.NodeImage != "" {
 		sh.Components["node image"] = sh.NodeImage
 	}
+	if c != nil {
+		// A build that stood in for a module names it beside the image:
+		// the sign-off must not read as one of binaries built without.
+		if s := c.StandIns(); s != "" {
+			sh.Components["node image built against"] = s
+		}
+	}
 
 	if r.Vendor().Name != "" {
 		return setupVendor(ctx, r, p.vendorDevices, sh, env, c, progress)
