@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package variables is THE table of the variables a run reads: their
 // names, defaults, meanings, the Ginkgo flags they go to, and which the
 // in-cluster Job carries. The runner (e2e/run) resolves and checks

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command run is the one entry of a run from this machine: every make
 // target that reads the run's variables calls it, and it reads them from
 // the environment (where make puts those of its command line, each as

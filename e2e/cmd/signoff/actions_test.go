@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // A runner of the CI workflow's jobs as written, for workflow_test.go: each
