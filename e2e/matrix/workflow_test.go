@@ -225,3 +225,24 @@ func TestWorkflowGoVersionIsGoModsMinor(t *testing.T) {
 		t.Errorf(".github/go-version says %q; go.mod's go line is %s, so it should say %q", got, line[0], want)
 	}
 }
+
+// What the pinned actions do by default that the workflow must not leave
+// them to: checkout writes the job's token into .git/config unless
+// persist-credentials is false (actions/checkout v7.0.1, action.yml).
+func TestWorkflowActionInputs(t *testing.T) {
+	w := readWorkflow(t)
+	checkouts := 0
+	for name, j := range w.Jobs {
+		for _, s := range j.Steps {
+			if strings.HasPrefix(s.Uses, "actions/checkout@") {
+				checkouts++
+				if v, ok := s.With["persist-credentials"].(bool); !ok || v {
+					t.Errorf("job %s: its checkout has persist-credentials %v; want false", name, s.With["persist-credentials"])
+				}
+			}
+		}
+	}
+	if checkouts < len(w.Jobs)-1 {
+		t.Errorf("%d checkouts in %d jobs: the test no longer finds them", checkouts, len(w.Jobs))
+	}
+}
