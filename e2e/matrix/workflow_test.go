@@ -228,19 +228,30 @@ func TestWorkflowGoVersionIsGoModsMinor(t *testing.T) {
 
 // What the pinned actions do by default that the workflow must not leave
 // them to: checkout writes the job's token into .git/config unless
-// persist-credentials is false (actions/checkout v7.0.1, action.yml).
+// persist-credentials is false (actions/checkout v7.0.1, action.yml), and
+// upload-artifact refuses a name the run has, so that a re-run job's upload
+// fails, unless overwrite is true (v7.0.0, action.yml:37-42).
 func TestWorkflowActionInputs(t *testing.T) {
 	w := readWorkflow(t)
-	checkouts := 0
+	checkouts, uploads := 0, 0
 	for name, j := range w.Jobs {
 		for _, s := range j.Steps {
-			if strings.HasPrefix(s.Uses, "actions/checkout@") {
+			switch {
+			case strings.HasPrefix(s.Uses, "actions/checkout@"):
 				checkouts++
 				if v, ok := s.With["persist-credentials"].(bool); !ok || v {
 					t.Errorf("job %s: its checkout has persist-credentials %v; want false", name, s.With["persist-credentials"])
 				}
+			case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+				uploads++
+				if v, ok := s.With["overwrite"].(bool); !ok || !v {
+					t.Errorf("job %s, step %q: overwrite %v; want true, or a re-run of the job cannot upload", name, s.Name, s.With["overwrite"])
+				}
 			}
 		}
+	}
+	if uploads < 2 {
+		t.Errorf("%d uploads: the test no longer finds them", uploads)
 	}
 	if checkouts < len(w.Jobs)-1 {
 		t.Errorf("%d checkouts in %d jobs: the test no longer finds them", checkouts, len(w.Jobs))
