@@ -29,11 +29,13 @@ type ciWorkflow struct {
 			} `json:"inputs"`
 		} `json:"workflow_dispatch"`
 	} `json:"true"`
-	Env  map[string]string `json:"env"`
-	Jobs map[string]struct {
-		If      string            `json:"if"`
-		Env     map[string]string `json:"env"`
-		Outputs map[string]string `json:"outputs"`
+	Env         map[string]string `json:"env"`
+	Permissions map[string]string `json:"permissions"`
+	Jobs        map[string]struct {
+		If          string            `json:"if"`
+		Permissions map[string]string `json:"permissions"`
+		Env         map[string]string `json:"env"`
+		Outputs     map[string]string `json:"outputs"`
 		// Strategy's matrix is a map, or an expression (e2e's).
 		Strategy struct {
 			Matrix any `json:"matrix"`
@@ -252,6 +254,26 @@ func TestWorkflowActionInputs(t *testing.T) {
 	}
 	if uploads < 2 {
 		t.Errorf("%d uploads: the test no longer finds them", uploads)
+	}
+	// The sign-off says how long it is kept, and a tag's lasts in its
+	// release: only the job that attaches it may write to the repository.
+	for _, s := range w.Jobs["signoff"].Steps {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && (s.With["retention-days"] != "${{ env.RETENTION_DAYS }}" || w.Jobs["signoff"].Env["RETENTION_DAYS"] != "90") {
+			t.Errorf("the sign-off's upload keeps it %v days (RETENTION_DAYS %q); want the job's RETENTION_DAYS, 90", s.With["retention-days"], w.Jobs["signoff"].Env["RETENTION_DAYS"])
+		}
+	}
+	if w.Permissions["contents"] != "read" {
+		t.Errorf("the workflow's permissions are %v; want contents: read", w.Permissions)
+	}
+	if got := w.Jobs["release"].Permissions; got["contents"] != "write" {
+		t.Errorf("the release job's permissions are %v; want contents: write", got)
+	}
+	for name, j := range w.Jobs {
+		for scope, p := range j.Permissions {
+			if p == "write" && (name != "release" || scope != "contents") {
+				t.Errorf("job %s may write %s", name, scope)
+			}
+		}
 	}
 	if checkouts < len(w.Jobs)-1 {
 		t.Errorf("%d checkouts in %d jobs: the test no longer finds them", checkouts, len(w.Jobs))

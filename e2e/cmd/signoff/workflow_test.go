@@ -21,8 +21,8 @@ import (
 
 // The stand-ins on the runner's PATH: make e2e writes the report the test
 // made for the cell (none where it made none), says how it was called and
-// exits as told, gh names the previous
-// weekly run, docker loads nothing. go is the real one, in a workspace
+// exits as told, gh names the previous weekly run and keeps a release's
+// assets in SIGNOFF_TEST_GH, docker loads nothing. go is the real one, in a workspace
 // that is this repository's checkout (checkout below).
 var standIns = map[string]string{
 	"make": `#!/bin/bash
@@ -39,6 +39,24 @@ exit "${SIGNOFF_TEST_MAKE_EXIT:-0}"
 `,
 	"gh": `#!/bin/sh
 [ "$1 $2" = "run list" ] && [ -n "$SIGNOFF_TEST_PREVIOUS_RUN" ] && echo "$SIGNOFF_TEST_PREVIOUS_RUN"
+if [ "$1" = release ] && [ -n "$SIGNOFF_TEST_GH" ]; then
+  echo "$*" >> "$SIGNOFF_TEST_GH/log"
+  case $2 in
+  view) [ -f "$SIGNOFF_TEST_GH/made" ]; exit ;;
+  create) [ -f "$SIGNOFF_TEST_GH/made" ] && { echo "a release with tag $3 already exists" >&2; exit 1; }; : > "$SIGNOFF_TEST_GH/made" ;;
+  upload) [ -f "$SIGNOFF_TEST_GH/made" ] || { echo "release not found" >&2; exit 1; } ;;
+  esac
+  # The release's assets: every file given, one of the same name only
+  # with --clobber, as gh refuses it otherwise.
+  clobber=no
+  for a in "$@"; do [ "$a" = --clobber ] && clobber=yes; done
+  mkdir -p "$SIGNOFF_TEST_GH/assets"
+  for a in "$@"; do
+    [ -f "$a" ] || continue
+    if [ -f "$SIGNOFF_TEST_GH/assets/${a##*/}" ] && [ $clobber = no ]; then echo "asset ${a##*/} already exists" >&2; exit 1; fi
+    cp "$a" "$SIGNOFF_TEST_GH/assets/"
+  done
+fi
 exit 0
 `,
 	"docker": "#!/bin/sh\nexit 0\n",
