@@ -38,7 +38,7 @@ RUN = $(BIN)/run --given '$(GIVEN)' --make-started $(MAKE_STARTED)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(shell go env GOFLAGS 2>/dev/null) -trimpath -gcflags=all=-dwarf=false)
 
-.PHONY: test preflight e2e e2e-release signoff matrix bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables clean
+.PHONY: test preflight e2e e2e-release signoff matrix images bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables clean
 
 # actionlint checks the workflow's run: scripts with shellcheck only where
 # shellcheck is on PATH, as it is on a hosted runner: here too (make tools
@@ -119,6 +119,15 @@ matrix: run-cli
 # The variables' table, as docs/variables.md has it.
 variables: run-cli
 	@$(RUN) variables
+
+# Every image a run of K8S_VERSIONS pulls, and each it makes here instead
+# (an offline-built node image, the bundled driver), one a line under a #
+# line saying which: what to mirror where the nodes cannot reach the
+# internet. Names the offline build's images from its recipe (downloading
+# the release's Kubernetes module where needed) and compiles the driver's
+# image for its tag; builds no node image.
+images: run-cli
+	@$(RUN) images
 
 node-image: run-cli docker-up e2e-tools e2e-cli
 	@$(RUN) node-image

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # break-check.sh STAGE: a cluster broken on purpose under a run of make e2e
 # (issue 59, item 4), and how the run names it. It starts the run, waits
 # for its first spec to finish, breaks the cluster as the stage says, lets

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # break-component.sh: a control-plane component broken on purpose, to see a
 # spec fail on the behaviour it names. It builds one Kubernetes command of a
 # pinned release the way the node images build theirs (a generated module that

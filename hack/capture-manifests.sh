@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates clusters/nodeconfig/testdata/<minor>/*.yaml: the static pod
 # manifests kubeadm writes for each supported release, taken from that
 # release's node image, so the manifest edits are unit-tested on what each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Undoes what hack/docker-up.sh did to this host, and nothing else: stops the
 # dockerd it started and puts back the /etc/docker/daemon.json it replaced.
 # A Docker that was running before docker-up is left running.

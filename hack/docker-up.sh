@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes sure a Docker engine runs that can start kind's privileged node containers,
 # changing the host only where it must, and saying so first.
 #

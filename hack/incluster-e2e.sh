@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # incluster-e2e.sh: the proof that make incluster-e2e works where only the
 # API and a registry are reachable, as on a managed cluster. It serves a
 # registry on this machine (make registry-up), makes a kind cluster whose

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs, where missing and where it can (root with apt-get), what this
 # machine needs beyond Go and Docker:
 #   debootstrap              building a node image offline (not needed where

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # interrupt-check.sh STAGE: what Ctrl-C leaves behind, one stage of a run at a
 # time. It starts `make e2e` in a process group of its own, waits for the
 # stage, sends SIGINT to the whole group (what a terminal's Ctrl-C does),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # registry-e2e.sh: the proof that TESTDRIVER_IMAGE works. It serves a real
 # OCI registry on this machine (make registry-up: the CNCF distribution
 # registry, built from its Go module), pushes the driver and workload image

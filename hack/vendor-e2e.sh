@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # vendor-e2e.sh: the proof that "bring your own driver" (DRIVER,
 # DEVICE_CLASS, ADMIN_CHECK) works with a DRA driver this project did not
 # write. It makes a kind cluster, deploys upstream's own test driver

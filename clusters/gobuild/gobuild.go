@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gobuild is the one set of Go build settings every binary of this
 // project is compiled with: the runner and e2e-cluster (the Makefile), the
 // bundled driver's image, the suite (Ginkgo and the compile beside the node

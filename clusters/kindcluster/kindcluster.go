@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kindcluster creates, reaches, switches and deletes the suite's kind
 // clusters. Create is a pipeline of named steps (clusters/pipeline), as
 // kind's own create is: render the profile's config, let kind create the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package kindcluster
 
 // Node primitives: read, stage and write files and run scripts inside a

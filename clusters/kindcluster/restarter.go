@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package kindcluster
 
 // The seam every live change of a cluster goes through: a gate move

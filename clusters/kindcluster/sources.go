@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package kindcluster
 
 // Why a restart first waits for the kubelet's pod sources.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package kindcluster
 
 // The steps of fastRestart's sequence for static pods: stop the old pods

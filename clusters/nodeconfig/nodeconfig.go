@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodeconfig edits the files a kind node runs its Kubernetes
 // components from: kubeadm's static pod manifests (read and written as a
 // corev1.Pod: the --feature-gates flag, the image, a stamp that makes a new

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodesource is where the images a run boots come from, and the one
 // part of clusters/ that knows whether this host can pull: kind's published,
 // digest-pinned kindest/node images where a registry answers, or images this

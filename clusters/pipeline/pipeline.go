@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pipeline is the one step type: a named step over the state it
 // works on, and the one loop that runs steps in order, as kind's create is
 // a pipeline of named actions. Kind's create, a release switch, the node

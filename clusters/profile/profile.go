@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profile describes the desired state of DRAAdminAccess per component.
 //
 // A profile is data. It renders to a kind cluster config for a fresh cluster

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package registryhost is the one rule for how an image registry is reached
 // without TLS: the pusher (testdriver/push) and the nodes of a cluster the
 // suite creates (kindcluster's containerd hosts.toml) must agree on it, or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // The metric names and labels of each release that the metrics specs read.

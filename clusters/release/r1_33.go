@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // Kubernetes 1.33, read in the v1.33.13 module and its

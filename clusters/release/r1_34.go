@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // Kubernetes 1.34, read in the v1.34.4 module and its

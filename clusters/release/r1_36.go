@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // Kubernetes 1.36, read in the v1.36.3 module and its

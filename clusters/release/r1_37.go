@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // Kubernetes 1.37, read in the v1.37.2 module and its

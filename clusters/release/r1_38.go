@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package release
 
 // Kubernetes 1.38, before its release: read in the v1.38.0-beta.0 module

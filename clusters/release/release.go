@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package release is the one table of everything that differs between the
 // Kubernetes releases the suite supports. Specs and cluster code read facts from
 // it; nothing else branches on version numbers. Every row was checked against

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // What a run leaves for the reader: a failed spec's namespace, the driver's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // How specs name and aim at the bundled driver's devices: a device of a

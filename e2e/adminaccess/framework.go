@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // Every spec's frame: its namespace and hooks, the builder, the bounds of

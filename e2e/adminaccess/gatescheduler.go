@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // The scheduler-off group's kube-scheduler of its own: the cluster's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // The nodes specs run their pods on: the workers, any one of them, and the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package adminaccess
 
 // Spec bodies as tables: each body with its sentence and KEP requirement, so

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package adminaccess is the conformance suite for DRA admin access
 // (KEP-5018): its Ginkgo specs, one file per spec group with the helpers
 // only it uses, the fixtures several groups use in files named for what

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench times where a release's run spends its time: the timeline
 // of one or more suite runs (report.json: images, cluster, driver, spec
 // groups, gate moves, release switches, the whole suite) and, on a cluster

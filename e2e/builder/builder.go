@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package builder makes the claims, templates and pods of the specs, so that a
 // spec reads as the behaviour it checks:
 //

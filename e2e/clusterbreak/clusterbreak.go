@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusterbreak is a break of the cluster under a run, as the watch
 // (e2e/clusterwatch) declares it and report.json keeps it, and the wording
 // the pages say it in. A leaf (the standard library only): report stays

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clusterwatch tells a cluster that broke under a run from what the
 // run itself moved. A watcher (watch.go) reports what the suite relies on
 // (each node's Ready condition, the control plane's static pods, the

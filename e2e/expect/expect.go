@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package expect holds the Gomega matchers of the suite's exact, version-aware
 // outcomes.
 package expect

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package labels holds the suite's spec groups (Ginkgo labels), the labels
 // upstream's e2e framework gives a spec that needs a feature gate, and the
 // check of a label filter against every label a spec carries, for the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package matrix is the one definition of what a sign-off runs: every
 // supported release, each DRA feature set it lists (so each allocator
 // implementation a whole cluster can run), and the spec groups a column is

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package matrix
 
 import (
@@ -27,11 +29,13 @@ type ciWorkflow struct {
 			} `json:"inputs"`
 		} `json:"workflow_dispatch"`
 	} `json:"true"`
-	Env  map[string]string `json:"env"`
-	Jobs map[string]struct {
-		If      string            `json:"if"`
-		Env     map[string]string `json:"env"`
-		Outputs map[string]string `json:"outputs"`
+	Env         map[string]string `json:"env"`
+	Permissions map[string]string `json:"permissions"`
+	Jobs        map[string]struct {
+		If          string            `json:"if"`
+		Permissions map[string]string `json:"permissions"`
+		Env         map[string]string `json:"env"`
+		Outputs     map[string]string `json:"outputs"`
 		// Strategy's matrix is a map, or an expression (e2e's).
 		Strategy struct {
 			Matrix any `json:"matrix"`
@@ -221,5 +225,57 @@ func TestWorkflowGoVersionIsGoModsMinor(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(string(version)), string(line[1])+".x"; got != want {
 		t.Errorf(".github/go-version says %q; go.mod's go line is %s, so it should say %q", got, line[0], want)
+	}
+}
+
+// What the pinned actions do by default that the workflow must not leave
+// them to: checkout writes the job's token into .git/config unless
+// persist-credentials is false (actions/checkout v7.0.1, action.yml), and
+// upload-artifact refuses a name the run has, so that a re-run job's upload
+// fails, unless overwrite is true (v7.0.0, action.yml:37-42).
+func TestWorkflowActionInputs(t *testing.T) {
+	w := readWorkflow(t)
+	checkouts, uploads := 0, 0
+	for name, j := range w.Jobs {
+		for _, s := range j.Steps {
+			switch {
+			case strings.HasPrefix(s.Uses, "actions/checkout@"):
+				checkouts++
+				if v, ok := s.With["persist-credentials"].(bool); !ok || v {
+					t.Errorf("job %s: its checkout has persist-credentials %v; want false", name, s.With["persist-credentials"])
+				}
+			case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+				uploads++
+				if v, ok := s.With["overwrite"].(bool); !ok || !v {
+					t.Errorf("job %s, step %q: overwrite %v; want true, or a re-run of the job cannot upload", name, s.Name, s.With["overwrite"])
+				}
+			}
+		}
+	}
+	if uploads < 2 {
+		t.Errorf("%d uploads: the test no longer finds them", uploads)
+	}
+	// The sign-off says how long it is kept, and a tag's lasts in its
+	// release: only the job that attaches it may write to the repository.
+	for _, s := range w.Jobs["signoff"].Steps {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && (s.With["retention-days"] != "${{ env.RETENTION_DAYS }}" || w.Jobs["signoff"].Env["RETENTION_DAYS"] != "90") {
+			t.Errorf("the sign-off's upload keeps it %v days (RETENTION_DAYS %q); want the job's RETENTION_DAYS, 90", s.With["retention-days"], w.Jobs["signoff"].Env["RETENTION_DAYS"])
+		}
+	}
+	if w.Permissions["contents"] != "read" {
+		t.Errorf("the workflow's permissions are %v; want contents: read", w.Permissions)
+	}
+	if got := w.Jobs["release"].Permissions; got["contents"] != "write" {
+		t.Errorf("the release job's permissions are %v; want contents: write", got)
+	}
+	for name, j := range w.Jobs {
+		for scope, p := range j.Permissions {
+			if p == "write" && (name != "release" || scope != "contents") {
+				t.Errorf("job %s may write %s", name, scope)
+			}
+		}
+	}
+	if checkouts < len(w.Jobs)-1 {
+		t.Errorf("%d checkouts in %d jobs: the test no longer finds them", checkouts, len(w.Jobs))
 	}
 }

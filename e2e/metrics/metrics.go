@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics reads the control plane's Prometheus metrics the way an
 // operator would: from the components' secure ports, with a ServiceAccount
 // token bound to system:monitoring, parsed with the Prometheus text parser.

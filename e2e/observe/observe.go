@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package observe reads what the cluster did with the objects package
 // builder made: a claim's allocation results, and the driver's variables a
 // pod's workload printed (in the format of package contract).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package report
 
 // report.json on disk: its schema version, and reading one written by an

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report turns Ginkgo's run report into the suite's own report.json
 // and report.md: release x profile x spec -> passed, failed or skipped (with
 // the reason), durations, component versions, and the KEP requirement each

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package requirements is the list of KEP-5018 requirements the suite checks,
 // each with a stable ID that docs/kep-5018.md, report.json and the sign-off
 // page share. A spec names its requirement by text (kep("...") in the

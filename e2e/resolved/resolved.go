@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package resolved is one release's run, resolved once and written into
 // that release's artifacts (run.json) before anything reads it: the
 // runner (e2e/run) writes it per release, column and class; the in-cluster

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package run
 
 import (
@@ -238,9 +240,37 @@ func checkImageSource(name string) func(Config) error {
 
 var kindName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// A kind node's name is its cluster's name and its role (kind v0.33.0,
+// pkg/cluster/internal/providers/common/namer.go:25-36), the control
+// plane's the longest, and it is the node container's hostname
+// (providers/docker/provision.go:218). kubelet labels its Node
+// kubernetes.io/hostname with that hostname (Kubernetes'
+// pkg/kubelet/kubelet_node_status.go:316), and a label value, like a DNS
+// label, has at most 63 characters. kind only warns above 50 (its
+// clusterNameMax, pkg/cluster/internal/create/create.go:46-49, counts
+// sethostname's 64), and a longer name fails only once its nodes start.
+const (
+	controlPlaneSuffix = "-control-plane"
+	maxHostname        = 63
+)
+
 func checkClusterName(c Config) error {
-	if !kindName.MatchString(c.Get("CLUSTER_NAME")) {
-		return fmt.Errorf("CLUSTER_NAME %q is not a kind cluster name: lower-case letters, digits and '-'", c.Get("CLUSTER_NAME"))
+	name := c.Get("CLUSTER_NAME")
+	if !kindName.MatchString(name) {
+		return fmt.Errorf("CLUSTER_NAME %q is not a kind cluster name: lower-case letters, digits and '-'", name)
+	}
+	if c.Existing() {
+		return nil // no kind cluster is made
+	}
+	for _, n := range c.clusterNames() {
+		if node := n + controlPlaneSuffix; len(node) > maxHostname {
+			kept := ""
+			if n != name {
+				kept = fmt.Sprintf(", and KEEP_CLUSTER=1 names each release's cluster as %s", n)
+			}
+			return fmt.Errorf("CLUSTER_NAME %q is too long: kind names the control-plane node %s, %d characters, and a node's hostname takes at most %d: give at most %d characters%s",
+				name, node, len(node), maxHostname, maxHostname-len(controlPlaneSuffix)-(len(n)-len(name)), kept)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package run
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kep5018/adminaccess-conformance/e2e/variables"
@@ -27,6 +30,34 @@ func TestEveryCheckNamesAVariable(t *testing.T) {
 	for _, name := range checked {
 		if checks[name] == nil {
 			t.Errorf("%s is no longer checked (checks.go)", name)
+		}
+	}
+}
+
+// A cluster name is refused where kind's control-plane node name would not
+// fit a hostname (63 characters): 49 is the most, fewer where
+// KEEP_CLUSTER=1 adds each release to the name; a cluster given with
+// KUBECONFIG is no kind cluster.
+func TestClusterNameFitsANodesHostname(t *testing.T) {
+	name := func(n int) string { return strings.Repeat("a", n) }
+	for _, c := range []struct {
+		set   []string
+		given []string
+		want  string // "" where the name passes
+	}{
+		{set: []string{"CLUSTER_NAME", name(49)}},
+		{set: []string{"CLUSTER_NAME", name(50)}, want: `CLUSTER_NAME "` + name(50) + `" is too long: kind names the control-plane node ` + name(50) + `-control-plane, 64 characters, and a node's hostname takes at most 63: give at most 49 characters`},
+		{set: []string{"CLUSTER_NAME", name(52), "K8S_VERSIONS", "1.35 1.36"}, want: "give at most 49 characters"},
+		{set: []string{"CLUSTER_NAME", name(45), "K8S_VERSIONS", "1.35 1.36", "KEEP_CLUSTER", "1"}, want: "give at most 44 characters, and KEEP_CLUSTER=1 names each release's cluster as " + name(45) + "-1-35"},
+		{set: []string{"CLUSTER_NAME", name(44), "K8S_VERSIONS", "1.35 1.36", "KEEP_CLUSTER", "1"}},
+		{set: []string{"CLUSTER_NAME", name(60), "KUBECONFIG", "k"}, given: []string{"KUBECONFIG"}},
+	} {
+		err := checkClusterName(Resolve(env(c.set...), c.given, "/r"))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: refused: %v", c.set, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q: %v; want one line containing %q", c.set, err, c.want)
 		}
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package run is a run of the suite from this machine, as one Go program:
 // the resolve step that turns the variables of e2e/variables' table into a
 // Config, their checks (checks.go, by name), and the pipeline of named

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package signoff
 
 // Columns whose run did not go to its end: interrupted, or cut short by a

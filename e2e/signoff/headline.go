@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package signoff
 
 // The sign-off's headline: one line for the whole matrix.

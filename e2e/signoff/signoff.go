@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package signoff turns the reports of several runs into the page a release
 // team signs: KEP requirement x column, where a column is one release under
 // one DRA feature set (so one allocator implementation for the whole run),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package specfiles reads the suite's spec sources, for the unit tests that
 // keep rules no compiler checks (skips only through the release table, the
 // driver's names only through package contract, no spec group using

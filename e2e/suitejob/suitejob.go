@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package suitejob is what runs the suite from inside the cluster it tests:
 // the suite's image (the compiled suite and its entrypoint,
 // e2e/cmd/incluster), the Job that runs it there and the same container as

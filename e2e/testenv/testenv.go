@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testenv is the cluster the specs run against: made by the suite for
 // one release and profile (and deleted after), or an existing one reached with
 // --kubeconfig. It knows nothing of Ginkgo; the suite calls it from its

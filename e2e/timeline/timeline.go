@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package timeline records where a run's time goes: the steps before the
 // suite (the time from make's start to the first release's steps, node
 // images, the test driver's image, written by the runner, e2e/run), the

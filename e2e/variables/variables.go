@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package variables is THE table of the variables a run reads: their
 // names, defaults, meanings, the Ginkgo flags they go to, and which the
 // in-cluster Job carries. The runner (e2e/run) resolves and checks
@@ -92,7 +94,7 @@ var Variables = []Variable{
 	{Name: "KEEP_CLUSTER", Shown: none, Switch: true,
 		Meaning: "`1` keeps the cluster (and the driver) after the run; delete it with `make cluster-down`; `0` or empty deletes it; anything else is refused. With several releases each kept cluster is named `$(CLUSTER_NAME)-1-35` and so on"},
 	{Name: "CLUSTER_NAME", Default: DefaultClusterName, Job: true,
-		Meaning: "the kind cluster's name; a name in use is refused before anything is built"},
+		Meaning: "the kind cluster's name, at most 49 characters (kind names a node `<name>-control-plane`, and a hostname takes 63); a name in use is refused before anything is built"},
 	{Name: "NODE_IMAGE", Default: "auto",
 		Meaning: "`auto` (our offline build if present, else kind v0.33.0's published `kindest/node` for the release, pinned by digest, else an offline build), `pull`, `build`, `present` (only an image already here), or any kind node image of the release's minor (its own patch is what the checks expect)"},
 	{Name: "UPGRADE", Default: "1", Switch: true,

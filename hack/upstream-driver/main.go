@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command upstream-driver packages a DRA driver this project did not write,
 // upstream's own test driver (k8s.io/kubernetes/test/e2e/dra/test-driver, at
 // the k8s.io/kubernetes version go.mod requires), so that the suite can be

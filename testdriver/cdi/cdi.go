@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cdi writes the Container Device Interface specs through which the
 // test driver hands prepared devices to containers. A device is visible to a
 // container only as environment variables, which is all a conformance spec

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package contract is what the bundled test driver promises a pod, in one
 // place: the environment variables its CDI specs give a container, and the
 // output of the workload program the suite's pods run. The driver, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package deploy installs the test driver into a cluster and removes it again,
 // from manifests embedded in the binary: no kubectl or Helm at run time.
 package deploy

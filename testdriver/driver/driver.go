@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package driver is the test driver's kubelet plugin: it publishes a node's
 // devices and prepares the claims the scheduler allocated to them.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package image builds the test driver's container image: one layer holding
 // the static testdriver and workload binaries, written from Go with no base
 // image. Its tag is a hash of the binaries, so a source change gives a new tag

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package publish keeps the node's ResourceSlices in the API server as the
 // driver describes them, also after the kubelet deleted them behind the
 // publishing controller's back.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package push puts the test driver's image (or the suite's, or either
 // built for several platforms, as an index) into a registry and checks
 // that a reference resolves there, for clusters whose nodes pull images

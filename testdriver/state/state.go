@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package state is the test driver's checkpoint of prepared claims. The kubelet
 // may ask a restarted plugin to unprepare a claim that an earlier process
 // prepared; only what is on disk tells the new process what that claim held.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command e2e-cluster builds node images and creates, switches and deletes the
 // suite's kind clusters. The runner (e2e/run, behind make) and people call
 // it; the Ginkgo suites use the same packages from Go. Its commands are one

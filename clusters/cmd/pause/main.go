@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command pause is the sandbox process of every pod in the offline node images:
 // it holds the pod's namespaces open, reaps orphaned children, and exits on
 // SIGINT or SIGTERM, as registry.k8s.io/pause does.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench prints where a release's run spends its time (e2e/bench):
 // the timeline of one or more suite runs and, on a cluster the run kept,
 // each component's gate move off and on repeated, with minimum, median and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command incluster-e2e runs the suite from inside an existing cluster and
 // brings its results back, reaching the cluster only through its API and a
 // registry its nodes pull from: what works on a managed cluster (no Docker,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command incluster is the entrypoint of the suite's image (make
 // suite-image): it runs the suite from inside the cluster it tests, in
 // existing-cluster mode, as a Job or a Sonobuoy plugin. It writes a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command matrix prints the sign-off matrix (e2e/matrix): its columns
 // (release x DRA feature set, with the allocator each runs) and their cells
 // (a column's spec groups). --format github prints the cells as the CI

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command run is the one entry of a run from this machine: every make
 // target that reads the run's variables calls it, and it reads them from
 // the environment (where make puts those of its command line, each as
@@ -43,6 +45,7 @@ const usage = `usage: run [--given "NAMES"] [--make-started SECONDS] COMMAND
   registry-up, registry-down
                   a registry on this machine at REGISTRY_PORT
   variables       the table of variables, as docs/variables.md shows it
+  images          every image a run of K8S_VERSIONS pulls or makes, for mirroring
   clean           remove _output and ARTIFACTS
 `
 
@@ -114,6 +117,8 @@ func command(ctx context.Context, p *run.Pipeline, c run.Config, name string) in
 	case "variables":
 		fmt.Print(variables.Markdown())
 		return 0
+	case "images":
+		return printImages(ctx, os.Stdout, os.Stderr, c)
 	case "clean":
 		fmt.Println("rm -rf", c.Out(), c.Get("ARTIFACTS"))
 		if err := errors.Join(os.RemoveAll(c.Out()), os.RemoveAll(c.Get("ARTIFACTS"))); err != nil {

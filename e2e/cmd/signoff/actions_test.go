@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 // A runner of the CI workflow's jobs as written, for workflow_test.go: each
@@ -180,7 +182,7 @@ func (r *jobRun) runScript(s step, env map[string]string) error {
 		"GITHUB_WORKSPACE": r.workspace, "RUNNER_TEMP": r.temp, "GITHUB_OUTPUT": output, "GITHUB_STEP_SUMMARY": summary,
 		"GITHUB_EVENT_NAME": r.contexts["github.event_name"], "GITHUB_REPOSITORY": "kep5018/adminaccess-conformance",
 		"GITHUB_WORKFLOW_REF": "kep5018/adminaccess-conformance/.github/workflows/ci.yaml@refs/heads/main",
-		"GITHUB_SERVER_URL":   "https://github.com", "GITHUB_RUN_ID": r.contexts["github.run_id"],
+		"GITHUB_SERVER_URL":   "https://github.com", "GITHUB_RUN_ID": r.contexts["github.run_id"], "GITHUB_RUN_ATTEMPT": r.contexts["github.run_attempt"],
 	} {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -248,23 +250,46 @@ func (r *jobRun) uses(s step, env map[string]string) error {
 
 // upload is upload-artifact v7.0.0 for one folder (src/shared/search.ts:
 // 154-157, a single search path's files rooted at the path itself): the
-// artifact holds the folder's files. No files is a warning
-// (if-no-files-found: warn), and no artifact.
+// artifact holds the folder's files. No files uploads nothing and deletes
+// nothing (src/upload/upload-artifact.ts:31-52): a warning
+// (if-no-files-found: warn), or the step fails (error). The artifacts are
+// the run's, of every attempt: a name the run has is deleted first with
+// overwrite: true (68-70, and action.yml:37-42), and without it the
+// service refuses the name (@actions/artifact 6.2.0's
+// src/internal/upload/upload-artifact.ts:92-96, CreateArtifact not ok,
+// with the 409 below). So a re-run of a job that uploads fails without
+// overwrite, as it does on GitHub.
 func (r *jobRun) upload(with map[string]string) error {
 	src := filepath.Join(r.workspace, with["path"])
-	if _, err := os.Stat(src); err != nil {
+	if !hasFiles(src) {
 		if with["if-no-files-found"] == "error" {
-			return err
+			return fmt.Errorf("No files were found with the provided path: %s. No artifacts will be uploaded.", with["path"])
 		}
 		return nil
 	}
-	if _, taken := r.artifacts[with["name"]]; taken {
-		return fmt.Errorf("an artifact named %s was uploaded already", with["name"])
+	name := with["name"]
+	if with["overwrite"] == "true" {
+		delete(r.artifacts, name)
+	}
+	if _, taken := r.artifacts[name]; taken {
+		return errors.New("Failed to CreateArtifact: Received non-retryable error: Failed request: (409) Conflict: an artifact with this name already exists on the workflow run")
 	}
 	dest := filepath.Join(r.t.TempDir(), "artifact")
 	copyTree(r.t, src, dest)
-	r.artifacts[with["name"]] = dest
+	r.artifacts[name] = dest
 	return nil
+}
+
+// hasFiles says whether the folder holds a file, at any depth.
+func hasFiles(dir string) bool {
+	found := errors.New("found")
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			return found
+		}
+		return err
+	})
+	return err == found
 }
 
 // download is download-artifact v8.0.1 (src/download-artifact.ts): a name
@@ -272,7 +297,11 @@ func (r *jobRun) upload(with map[string]string) error {
 // run's artifacts (157-163; none is no error), and each is extracted into
 // path itself where a name was given, merge-multiple is true or only one
 // artifact matched, else into path/<artifact name> (185-194). With a
-// github-token, run-id names the run (66-80).
+// github-token, run-id names the run (66-80). Of several artifacts of a
+// name, each of an attempt, it takes the newest (149-153 list them with
+// latest: true; @actions/artifact 6.2.1's find/list-artifacts.ts:113-115,
+// 176-186 and get-artifact.ts:107-116 keep the highest ID): the store
+// holds one artifact a name, the one uploaded last.
 func (r *jobRun) download(with map[string]string) error {
 	store := r.artifacts
 	if with["github-token"] != "" && with["run-id"] != "" && with["run-id"] != r.contexts["github.run_id"] {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command signoff writes signoff.md, signoff.html and signoff.json from the
 // report.json of each column a run covered (a column is one release under
 // one DRA feature set, e2e/matrix). The columns expected are the matrix's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -18,8 +20,9 @@ import (
 )
 
 // The stand-ins on the runner's PATH: make e2e writes the report the test
-// made for the cell and says how it was called, gh names the previous
-// weekly run, docker loads nothing. go is the real one, in a workspace
+// made for the cell (none where it made none), says how it was called and
+// exits as told, gh names the previous weekly run and keeps a release's
+// assets in SIGNOFF_TEST_GH, docker loads nothing. go is the real one, in a workspace
 // that is this repository's checkout (checkout below).
 var standIns = map[string]string{
 	"make": `#!/bin/bash
@@ -27,12 +30,33 @@ var standIns = map[string]string{
 shift
 for a in "$@"; do export "${a%%=*}=${a#*=}"; done
 printf '%s\n' "$K8S_VERSION" "$FEATURES" "$LABELS" > "$SIGNOFF_TEST_MAKE_ARGS"
-mkdir -p "$ARTIFACTS/$K8S_VERSION"
-cp "$SIGNOFF_TEST_REPORT" "$ARTIFACTS/$K8S_VERSION/report.json"
-echo "# report of $K8S_VERSION" > "$ARTIFACTS/$K8S_VERSION/report.md"
+if [ -n "$SIGNOFF_TEST_REPORT" ]; then
+  mkdir -p "$ARTIFACTS/$K8S_VERSION"
+  cp "$SIGNOFF_TEST_REPORT" "$ARTIFACTS/$K8S_VERSION/report.json"
+  echo "# report of $K8S_VERSION" > "$ARTIFACTS/$K8S_VERSION/report.md"
+fi
+exit "${SIGNOFF_TEST_MAKE_EXIT:-0}"
 `,
 	"gh": `#!/bin/sh
 [ "$1 $2" = "run list" ] && [ -n "$SIGNOFF_TEST_PREVIOUS_RUN" ] && echo "$SIGNOFF_TEST_PREVIOUS_RUN"
+if [ "$1" = release ] && [ -n "$SIGNOFF_TEST_GH" ]; then
+  echo "$*" >> "$SIGNOFF_TEST_GH/log"
+  case $2 in
+  view) [ -f "$SIGNOFF_TEST_GH/made" ]; exit ;;
+  create) [ -f "$SIGNOFF_TEST_GH/made" ] && { echo "a release with tag $3 already exists" >&2; exit 1; }; : > "$SIGNOFF_TEST_GH/made" ;;
+  upload) [ -f "$SIGNOFF_TEST_GH/made" ] || { echo "release not found" >&2; exit 1; } ;;
+  esac
+  # The release's assets: every file given, one of the same name only
+  # with --clobber, as gh refuses it otherwise.
+  clobber=no
+  for a in "$@"; do [ "$a" = --clobber ] && clobber=yes; done
+  mkdir -p "$SIGNOFF_TEST_GH/assets"
+  for a in "$@"; do
+    [ -f "$a" ] || continue
+    if [ -f "$SIGNOFF_TEST_GH/assets/${a##*/}" ] && [ $clobber = no ]; then echo "asset ${a##*/} already exists" >&2; exit 1; fi
+    cp "$a" "$SIGNOFF_TEST_GH/assets/"
+  done
+fi
 exit 0
 `,
 	"docker": "#!/bin/sh\nexit 0\n",
@@ -161,14 +185,24 @@ func TestWorkflowSignOffJobAsWritten(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
+// workflowRun is one run of the workflow: the expression contexts every
+// job sees (the event's; needs.* as jobs end) and the runner's environment.
+type workflowRun struct {
+	t        *testing.T
+	w        workflow
+	repo     string
+	contexts map[string]string
+	base     []string
+}
+
+func newWorkflowRun(t *testing.T, w workflow, tools, event string, inputs map[string]string) *workflowRun {
 	repo, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	contexts := map[string]string{"github.event_name": sc.event, "github.run_id": "42", "github.token": "token",
+	contexts := map[string]string{"github.event_name": event, "github.run_id": "42", "github.run_attempt": "1", "github.token": "token",
 		"needs.unit.result": "success", "needs.node-image.result": "success"}
-	for k, v := range sc.inputs {
+	for k, v := range inputs {
 		contexts["inputs."+k] = v
 	}
 	base := []string{"PATH=" + tools + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
@@ -177,45 +211,90 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 			base = append(base, k+"="+v)
 		}
 	}
-	newJob := func(name string, extra ...string) *jobRun {
-		j, ok := w.Jobs[name]
-		if !ok {
-			t.Fatalf("the workflow has no job %s", name)
-		}
-		ctx := map[string]string{}
-		for k, v := range contexts {
-			ctx[k] = v
-		}
-		r := &jobRun{t: t, name: name, job: j, workspace: checkout(t, repo), temp: t.TempDir(), contexts: ctx,
-			baseEnv: append(append([]string{}, base...), extra...), artifacts: artifactStore{}}
-		r.workflowEnv = map[string]string{}
-		for k, v := range w.Env {
-			out, err := r.interpolate(v, nil)
-			if err != nil {
-				t.Fatalf("workflow env %s: %v", k, err)
-			}
-			r.workflowEnv[k] = out
-		}
-		return r
-	}
-	allowed := func(r *jobRun) bool {
-		ok, err := r.condition(r.job.If, nil)
-		if err != nil {
-			t.Fatalf("job %s: if %q: %v", r.name, r.job.If, err)
-		}
-		return ok
-	}
+	return &workflowRun{t: t, w: w, repo: repo, contexts: contexts, base: base}
+}
 
-	// The matrix job, in a checkout: for a pull request, its merge into
-	// the base (HEAD^1 the base, as fetch-depth 2 gives it).
-	mx := newJob("matrix")
-	if sc.event == "pull_request" {
-		pullRequestCheckout(t, mx.workspace, sc.changed)
+// job is the job name on a runner of its own, in a fresh checkout, with
+// the run's contexts as they are now and extra in its environment.
+func (wr *workflowRun) job(name string, extra ...string) *jobRun {
+	t := wr.t
+	j, ok := wr.w.Jobs[name]
+	if !ok {
+		t.Fatalf("the workflow has no job %s", name)
+	}
+	ctx := map[string]string{}
+	for k, v := range wr.contexts {
+		ctx[k] = v
+	}
+	r := &jobRun{t: t, name: name, job: j, workspace: checkout(t, wr.repo), temp: t.TempDir(), contexts: ctx,
+		baseEnv: append(append([]string{}, wr.base...), extra...), artifacts: artifactStore{}}
+	r.workflowEnv = map[string]string{}
+	for k, v := range wr.w.Env {
+		out, err := r.interpolate(v, nil)
+		if err != nil {
+			t.Fatalf("workflow env %s: %v", k, err)
+		}
+		r.workflowEnv[k] = out
+	}
+	return r
+}
+
+// allowed is the job's if.
+func (wr *workflowRun) allowed(r *jobRun) bool {
+	ok, err := r.condition(r.job.If, nil)
+	if err != nil {
+		wr.t.Fatalf("job %s: if %q: %v", r.name, r.job.If, err)
+	}
+	return ok
+}
+
+// matrixJob runs the matrix job and hands its outputs to the jobs after it.
+func (wr *workflowRun) matrixJob(changed []string) *jobRun {
+	mx := wr.job("matrix")
+	if wr.contexts["github.event_name"] == "pull_request" {
+		pullRequestCheckout(wr.t, mx.workspace, changed)
 	}
 	mx.run()
 	if mx.failed {
-		t.Fatalf("the matrix job failed; steps %v, exits %v", mx.ran, mx.exits)
+		wr.t.Fatalf("the matrix job failed; steps %v, exits %v", mx.ran, mx.exits)
 	}
+	for k, v := range mx.jobOutputs {
+		wr.contexts["needs.matrix.outputs."+k] = v
+	}
+	wr.contexts["needs.matrix.result"] = "success"
+	return mx
+}
+
+// cell runs the e2e job of cell c, its artifacts going to store: make e2e
+// writes r as the cell's report, or nothing where r is nil, and exits
+// makeExit.
+func (wr *workflowRun) cell(c matrix.Cell, r *report.Report, makeExit int, store artifactStore) *jobRun {
+	t := wr.t
+	reportFile, argsFile := "", filepath.Join(t.TempDir(), "make-args")
+	if r != nil {
+		reportFile = filepath.Join(t.TempDir(), "report.json")
+		if err := r.WriteJSON(reportFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := wr.job("e2e", "SIGNOFF_TEST_REPORT="+reportFile, "SIGNOFF_TEST_MAKE_ARGS="+argsFile, fmt.Sprintf("SIGNOFF_TEST_MAKE_EXIT=%d", makeExit))
+	for k, v := range map[string]string{"name": c.Name, "release": c.Release, "features": c.Features, "group": c.Group, "labels": c.Labels} {
+		j.contexts["matrix."+k] = v
+	}
+	j.artifacts = store
+	j.run()
+	if args, _ := os.ReadFile(argsFile); string(args) != c.Release+"\n"+c.Features+"\n"+c.Labels+"\n" {
+		t.Fatalf("cell %s: make e2e got %q", c.Name, args)
+	}
+	return j
+}
+
+func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
+	wr := newWorkflowRun(t, w, tools, sc.event, sc.inputs)
+
+	// The matrix job, in a checkout: for a pull request, its merge into
+	// the base (HEAD^1 the base, as fetch-depth 2 gives it).
+	mx := wr.matrixJob(sc.changed)
 	// The releases of the run built offline: those whose row kind
 	// publishes no image of.
 	offline := []string{}
@@ -229,18 +308,14 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 			t.Fatalf("the matrix job's offline output is %q; want %s", mx.jobOutputs["offline"], got)
 		}
 	}
-	for k, v := range mx.jobOutputs {
-		contexts["needs.matrix.outputs."+k] = v
-	}
-	contexts["needs.matrix.result"] = "success"
 	if got := mx.jobOutputs["e2e"] == "true"; got != sc.wantE2E {
 		t.Fatalf("matrix says e2e=%q; want %v (outputs %v)", mx.jobOutputs["e2e"], sc.wantE2E, mx.jobOutputs)
 	}
 
 	// Each cell on a runner of its own; their artifacts go to the run.
 	run := artifactStore{}
-	e2e := newJob("e2e")
-	if !allowed(e2e) {
+	e2e := wr.job("e2e")
+	if !wr.allowed(e2e) {
 		if sc.wantE2E {
 			t.Fatalf("the e2e job does not run (if %q)", e2e.job.If)
 		}
@@ -254,20 +329,8 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 		}
 		allocators := allocatorsOf(t, mx.jobOutputs["releases"], mx.jobOutputs["features"])
 		for _, c := range cells.Include {
-			reportFile, argsFile := filepath.Join(t.TempDir(), "report.json"), filepath.Join(t.TempDir(), "make-args")
 			r := cellReport(c, allocators[c.Release+" "+c.Features], sc.partial, sc.change, sc.version)
-			if err := r.WriteJSON(reportFile); err != nil {
-				t.Fatal(err)
-			}
-			cell := newJob("e2e", "SIGNOFF_TEST_REPORT="+reportFile, "SIGNOFF_TEST_MAKE_ARGS="+argsFile)
-			for k, v := range map[string]string{"name": c.Name, "release": c.Release, "features": c.Features, "group": c.Group, "labels": c.Labels} {
-				cell.contexts["matrix."+k] = v
-			}
-			cell.artifacts = run
-			cell.run()
-			if args, _ := os.ReadFile(argsFile); string(args) != c.Release+"\n"+c.Features+"\n"+c.Labels+"\n" {
-				t.Fatalf("cell %s: make e2e got %q", c.Name, args)
-			}
+			cell := wr.cell(c, &r, 0, run)
 			// A cell of a release built offline restores and loads the
 			// image the node-image job built; no other cell does.
 			restored := slices.Contains(cell.ran, restoreStep) && slices.Contains(cell.ran, "Load the node image")
@@ -277,12 +340,12 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 		}
 	}
 	// The node-image jobs run where a release of the run is built offline.
-	if nodeImage := newJob("node-image"); sc.wantE2E && allowed(nodeImage) != (len(offline) > 0) {
-		t.Fatalf("the node-image job runs %v with %q built offline (if %q)", allowed(nodeImage), offline, nodeImage.job.If)
+	if nodeImage := wr.job("node-image"); sc.wantE2E && wr.allowed(nodeImage) != (len(offline) > 0) {
+		t.Fatalf("the node-image job runs %v with %q built offline (if %q)", wr.allowed(nodeImage), offline, nodeImage.job.If)
 	}
 
-	signoffJob := newJob("signoff", "SIGNOFF_TEST_PREVIOUS_RUN="+map[bool]string{true: "41"}[sc.previous != nil])
-	if !allowed(signoffJob) {
+	signoffJob := wr.job("signoff", "SIGNOFF_TEST_PREVIOUS_RUN="+map[bool]string{true: "41"}[sc.previous != nil])
+	if !wr.allowed(signoffJob) {
 		if sc.wantE2E {
 			t.Fatalf("the signoff job does not run (if %q)", signoffJob.job.If)
 		}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command suite-image builds the image that runs the suite from inside the
 // cluster it tests (e2e/suitejob), and writes what runs it there: the Job
 // with the ServiceAccount and RBAC it needs (incluster.yaml), and the same

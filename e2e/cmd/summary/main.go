@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command summary prints a report.json's closing line ("e2e: N passed, N
 // failed, N skipped") and exits non-zero when anything failed, a skip the
 // release table does not declare included, or the run was interrupted.

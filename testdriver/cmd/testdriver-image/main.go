@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command testdriver-image writes the test driver's image archive and prints
 // "<tag> <archive>" for the Makefile.
 package main

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command testdriver-push builds the test driver's image and pushes it to a
 // registry; its last line is the pushed reference, pinned by digest, for
 // make e2e TESTDRIVER_IMAGE=.

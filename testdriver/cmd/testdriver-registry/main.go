@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command testdriver-registry serves the OCI registry that make registry-up
 // starts for the test driver's image: the CNCF distribution registry's
 // handler (a Go module, so nothing is pulled), unauthenticated and over plain

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command testdriver is the suite's DRA driver: a kubelet plugin that publishes
 // the node's devices and prepares claims through CDI. See package driver.
 package main

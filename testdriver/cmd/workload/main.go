@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command workload is the container the suite's pods run (no base image can be
 // pulled here). By default it prints its DRA_ variables, one per line, and then
 // waits to be stopped; `workload probe` checks cluster DNS and the API Service.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command runc-capshim is registered as the OCI runtime of dockerd (on the host)
 // and of containerd (inside kind nodes). It drops the capabilities this host cannot
 // grant from the process about to start, then execs the real runc with the same

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package capshim lets privileged containers start on hosts whose capability
 // bounding set is incomplete.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package imagearchive writes single-layer container images as `docker save`
 // archives from files on disk, with no base image and no registry. Both
 // `docker load` and `ctr images import` read the result. The node images'

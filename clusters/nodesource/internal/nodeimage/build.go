@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nodeimage builds the kind node image of a release here, from Go
 // modules and Debian packages, with nothing pulled from any registry. Whether
 // to build at all (or take an image already present, or kind's published

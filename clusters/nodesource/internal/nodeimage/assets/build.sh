@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the node-image build container (see assemble.go): the systemd
 # set-up of kind's base image, then the preload of every image kubeadm asks for.
 set -euo pipefail
