@@ -184,8 +184,13 @@ func schedulerOff(ctx context.Context, f *framework.Framework, sched gateOffSche
 	expectPodEvent(ctx, pods[0], allocateTimeout, failedScheduling(want))
 	eventuallyScraped(ctx, pendingPods).WithTimeout(allocateTimeout).Should(gomega.Equal(baseline+waiting),
 		"%s counts the pods that cannot be scheduled", e.Rel.Metrics.SchedulerPending)
-	consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.Equal(unschedulableBefore),
-		"%s{plugin=\"DynamicResources\"} counts pod %s alone, not the pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
+	// At most the control pod: it leaves the gauge for a moment whenever
+	// an event re-queues it (a ResourceSlice that a spec beside this one
+	// republishes, seen on 1.35.8: its second FailedScheduling fell in the
+	// window and the gauge read 0), but the admin-access pods never join
+	// it. A scheduler that counted them would read 2 or 3.
+	consistentlyScraped(ctx, unschedulable).WithTimeout(stableFor).Should(gomega.BeNumerically("<=", unschedulableBefore),
+		"%s{plugin=\"DynamicResources\"} counts pod %s at most, never the pods whose claim the allocator refused with an error (the scheduler's admin-access gate off): Kubernetes %s returns an error status for them, not unschedulable",
 		name, controlPod.Name, e.Rel.Minor)
 	for i, c := range claims {
 		stored, err := b.GetClaim(ctx, c.Name)
