@@ -236,7 +236,7 @@ func (r Release) PublishedPatch() string {
 // preRelease matches the pre-release part Kubernetes' own releases carry
 // ("-alpha.1", "-beta.0", "-rc.2"); a vendor's suffix ("-gke.1200",
 // "-eks-4a8f", "+k3s1") is none.
-var preRelease = regexp.MustCompile(`^-(alpha|beta|rc)\.[0-9]+$`)
+var preRelease = regexp.MustCompile(`^-(alpha|beta|rc)\.[0-9]+`)
 
 // AtPatch is the release as a node image of another patch of the same minor
 // runs it: every version check then expects the version that booted
@@ -253,14 +253,18 @@ func (r Release) AtPatch(gitVersion string) (Release, error) {
 	if i := strings.IndexAny(patch, "-+"); i >= 0 { // 1.35.4-rc.1, 1.35.4+build, 1.35.4-gke.1
 		patch, rest = patch[:i], patch[i:]
 	}
-	if _, err := strconv.Atoi(patch); err != nil {
+	n, err := strconv.Atoi(patch)
+	if err != nil {
+		return r, fmt.Errorf("Kubernetes %q is not a patch of %s", gitVersion, r.Minor)
+	}
+	if patch != strconv.Itoa(n) { // "08", "+8"
 		return r, fmt.Errorf("Kubernetes %q is not a patch of %s", gitVersion, r.Minor)
 	}
 	rest, _, _ = strings.Cut(rest, "+")
 	v = parts[0] + "." + parts[1] + "." + patch
-	if preRelease.MatchString(rest) {
-		v += rest
-	}
+	// A build after a pre-release ("-beta.0.45+abc123", git describe's)
+	// is still that pre-release's, never the release's.
+	v += preRelease.FindString(rest)
 	r.Version = v
 	return r, nil
 }

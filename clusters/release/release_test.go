@@ -609,7 +609,7 @@ func TestAPreReleaseIsCarriedWhole(t *testing.T) {
 	r, _ := Get("1.35")
 	for given, want := range map[string]string{
 		"v1.35.9-beta.0": "1.35.9-beta.0", "1.35.9-rc.1": "1.35.9-rc.1", "v1.35.8+k3s1": "1.35.8",
-		"v1.35.8-gke.1200": "1.35.8", "v1.35.9-rc.1+abc": "1.35.9-rc.1",
+		"v1.35.8-gke.1200": "1.35.8", "v1.35.9-rc.1+abc": "1.35.9-rc.1", "v1.35.9-beta.0.45+abc123": "1.35.9-beta.0",
 	} {
 		at, err := r.AtPatch(given)
 		if err != nil || at.Version != want || at.GitVersion() != "v"+want {
@@ -622,7 +622,7 @@ func TestAPreReleaseIsCarriedWhole(t *testing.T) {
 	if got, err := Get("1.35.9-rc.0"); err != nil || got.Version != "1.35.9-rc.0" || got.Published != "" {
 		t.Errorf("Get(1.35.9-rc.0) = %q %q, %v", got.Version, got.Published, err)
 	}
-	for _, bad := range []string{"1.35.8-gke.1", "1.35.x", "1.35.8-rc"} {
+	for _, bad := range []string{"1.35.8-gke.1", "1.35.x", "1.35.8-rc", "1.35.08"} {
 		if _, err := Get(bad); err == nil || !strings.Contains(err.Error(), "or a pre-release such as") {
 			t.Errorf("Get(%q) must be refused, naming the forms it takes: %v", bad, err)
 		}

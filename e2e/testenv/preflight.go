@@ -82,7 +82,10 @@ func rowMatches(r release.Release, given, gitVersion string) error {
 	if err != nil {
 		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s", gitVersion, given, minorOf(gitVersion))
 	}
-	if strings.Count(strings.TrimPrefix(given, "v"), ".") == 2 && at.Version != r.Version {
+	// A patch or a pre-release given ("1.35.8", "1.38.0-rc.0") is one the
+	// cluster must run; a minor, any of its patches.
+	numbers, _, _ := strings.Cut(strings.TrimPrefix(given, "v"), "-")
+	if strings.Count(numbers, ".") == 2 && at.Version != r.Version {
 		return fmt.Errorf("it runs Kubernetes %s, not %s: run with K8S_VERSION=%s or %s", gitVersion, given, r.Minor, at.Version)
 	}
 	return nil

@@ -137,12 +137,15 @@ func TestFeatureDriverForAnOwnerIsAThirdInstance(t *testing.T) {
 }
 
 func TestReleaseMatchesRefusesWhatTheServerContradicts(t *testing.T) {
-	for _, ok := range [][2]string{{"1.35", "v1.35.8"}, {"1.35", "v1.35.4"}, {"1.36.3", "v1.36.3"}, {"1.35", "v1.35.8+k3s1"}} {
+	for _, ok := range [][2]string{{"1.35", "v1.35.8"}, {"1.35", "v1.35.4"}, {"1.36.3", "v1.36.3"}, {"1.35", "v1.35.8+k3s1"},
+		{"1.38", "v1.38.0-beta.0"}, {"1.38.0-beta.0", "v1.38.0-beta.0"}, {"1.38.0-beta.0", "v1.38.0-beta.0.45+abc123"}} {
 		if err := ReleaseMatches(ok[0], ok[1]); err != nil {
 			t.Errorf("K8S_VERSION=%s on %s: %v", ok[0], ok[1], err)
 		}
 	}
-	for given, server := range map[string]string{"1.35": "v1.36.3", "1.35.6": "v1.35.8"} {
+	for given, server := range map[string]string{"1.35": "v1.36.3", "1.35.6": "v1.35.8",
+		// A pre-release given is the one the cluster must run.
+		"1.38.0-beta.0": "v1.38.0-rc.1", "1.38.0-rc.0": "v1.38.0"} {
 		err := ReleaseMatches(given, server)
 		if err == nil || !strings.Contains(err.Error(), "it runs Kubernetes "+server+", not "+given) {
 			t.Errorf("K8S_VERSION=%s on %s: %v", given, server, err)

@@ -69,10 +69,16 @@ func (b *Builder) standInsFor(ctx context.Context, moduleDir, toolchain string) 
 	if err != nil || version == "" {
 		return nil, err
 	}
-	if _, err := b.downloadModule(ctx, iptablesWrappers+"@"+version, toolchain); err == nil {
+	_, err = b.downloadModule(ctx, iptablesWrappers+"@"+version, toolchain)
+	switch {
+	case err == nil:
 		return nil, nil
-	} else if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case !refused(err):
+		// A fault on the way (a network error, a toolchain that did not
+		// come) is no answer: never build against a stand-in for it.
+		return nil, fmt.Errorf("is %s@%s served here? %w", iptablesWrappers, version, err)
 	}
 	return []StandIn{{Module: iptablesWrappers, Version: version, From: legacyIPTables + " " + legacyIPTablesIn + " behind the " + version + " API"}}, nil
 }
@@ -85,7 +91,11 @@ func (b *Builder) writeStandIn(ctx context.Context, s StandIn, moduleDir string)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(b.Out, "src", "standin-"+strings.ReplaceAll(s.Module, "/", "_")+"-"+s.Version)
+	// Absolute: go.mod takes a relative replacement for a module path.
+	dir, err := filepath.Abs(filepath.Join(b.Out, "src", "standin-"+strings.ReplaceAll(s.Module, "/", "_")+"-"+s.Version))
+	if err != nil {
+		return "", err
+	}
 	os.RemoveAll(dir)
 	for _, d := range []string{"pkg/iptables", "internal/legacy"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -125,6 +135,18 @@ func (b *Builder) writeStandIn(ctx context.Context, s StandIn, moduleDir string)
 		return "", err
 	}
 	return dir, nil
+}
+
+// refused says whether the module proxy answered that it does not serve
+// the module (403 or 404, "not available", "not found").
+func refused(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"403 Forbidden", "404 Not Found", "410 Gone", "not available", "not found"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // requiredVersion is the version go.mod requires of module, or "".
