@@ -127,6 +127,37 @@ const DefectNoExecuteToleranceLost DefectCase = "kubernetes/kubernetes#134434"
 // extended resources can have, so that KnownDefect finds it under either.
 const DefectImplicitExtendedResourceIgnored DefectCase = "kubernetes/kubernetes#133363"
 
+// DefectGateOffFalseIsAdmin: kube-scheduler without DRAAdminAccess refuses
+// a request that says adminAccess: false as one that asks for admin access.
+// Every implementation's gate check reads the field's presence, not its
+// value: validateDeviceRequest refuses `!features.AdminAccess &&
+// request.hasAdminAccess()`, and exactDeviceRequestAccessor.hasAdminAccess
+// is `Exactly.AdminAccess != nil` (v0.35.8: allocator_stable.go:409 and
+// 1372-1374, allocator_incubating.go:421 and 1476-1478,
+// allocator_experimental.go:503 and 1672-1674; v0.33.13's one
+// implementation, allocator.go:408 and 1271-1273; v0.34.4 and v0.34.11
+// alike; unchanged at v0.37.2 and v0.38.0-beta.0, where the gate is locked
+// on, so no kube-scheduler is without it). The API says admin access "is
+// disabled if this field is unset or set to false", and
+// kube-controller-manager's own gate check reads ptr.Deref(adminAccess,
+// false) (needsAdminAccess). Reachable wherever kube-apiserver has the gate
+// (it keeps the false as sent) and kube-scheduler has not: an upgrade's
+// skew, a rollback of kube-scheduler first. The cause is kube-scheduler's
+// own error for the pod, which it logs ("Error scheduling pod; retrying",
+// schedule_one.go) and puts in the FailedScheduling event, for the request
+// that says false. No upstream issue names it (docs/upstream-defects.md).
+const DefectGateOffFalseIsAdmin DefectCase = "adminAccess: false in a kube-scheduler without the gate"
+
+// CauseGateOffRequested is what the allocator says of a request it
+// refuses because the gate is off (validateDeviceRequest, every
+// implementation, 1.33 to 1.38): for DefectGateOffFalseIsAdmin, of a
+// request whose stored adminAccess is false.
+const CauseGateOffRequested = "admin access is requested, but the feature is disabled"
+
+// gateOffFalseIssue is where DefectGateOffFalseIsAdmin is written up, for
+// want of an upstream issue.
+const gateOffFalseIssue = "docs/upstream-defects.md#adminaccess-false-waits-in-a-kube-scheduler-without-the-gate"
+
 const (
 	issue140729 = "kubernetes/kubernetes#140729"
 	title140729 = "DRA: AdminAccess consumes counters"
@@ -183,6 +214,15 @@ var cases = []Defect{{
 	Outcome: "a pod asking for the class's implicit extended resource (deviceclass.resource.kubernetes.io/<class>) runs with " + CauseNoExtendedClaim +
 		" and no DRA_ variable; asked through the class's explicit extendedResourceName, it gets every device the admin-access claim has, without admin access",
 	Cause: CauseNoExtendedClaim,
+}, {
+	Case:  DefectGateOffFalseIsAdmin,
+	Issue: gateOffFalseIssue,
+	Title: "adminAccess: false waits in a kube-scheduler without the gate",
+	Where: "found here; no upstream issue names it",
+	Outcome: "a pod whose claim's request says adminAccess: false (stored so: kube-apiserver has the gate) is not scheduled by a kube-scheduler without the gate: " +
+		"its FailedScheduling event and its log's \"Error scheduling pod; retrying\" say \"claim <ns>/<claim>, request req-0: " + CauseGateOffRequested + "\", " +
+		"and the claim stays unallocated, where an unset field is allocated as ordinary",
+	Cause: CauseGateOffRequested,
 }}
 
 // The allocator's lines for a device passed over (structured/internal/*/

@@ -28,6 +28,8 @@ func init() {
 		Immutable:           Immutability{ClaimSpec: SpecPrintGo, TemplateSpec: SpecPrintGo, Allocation: SpecPrintGo},
 		Defects: []DefectAt{
 			{Case: DefectDeviceTwiceInClaim, Allocators: []string{"structured (one implementation)"}, SeenAt: []string{"1.33.13"}},
+			// Wherever kube-scheduler runs without the gate (gate-switching).
+			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"structured (one implementation)"}},
 		},
 	})
 }

@@ -43,6 +43,8 @@ func init() {
 			{Case: DefectAdminConsumesCapacity, Allocators: []string{"experimental"}},
 			{Case: DefectNoExecuteToleranceLost, Allocators: []string{"incubating", "experimental"}},
 			{Case: DefectImplicitExtendedResourceIgnored, Allocators: []string{"incubating", "experimental"}},
+			// Wherever kube-scheduler runs without the gate (gate-switching).
+			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"incubating", "experimental"}},
 		},
 	})
 }

@@ -40,6 +40,8 @@ func init() {
 		Defects: []DefectAt{
 			{Case: DefectAdminConsumesCounters, Allocators: []string{"stable", "incubating", "experimental"}, SeenAt: []string{"1.35.4"}},
 			{Case: DefectAdminConsumesCapacity, Allocators: []string{"experimental"}, SeenAt: []string{"1.35.4"}},
+			// Wherever kube-scheduler runs without the gate (gate-switching).
+			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"incubating", "experimental"}},
 		},
 	})
 }

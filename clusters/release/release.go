@@ -344,7 +344,7 @@ const ControllerGateOffReason = "FailedResourceClaimCreation"
 // SchedulerGateOffMessage is what the structured allocator says when the
 // scheduler's gate is off (k8s.io/dynamic-resource-allocation structured allocator).
 func (r Release) SchedulerGateOffMessage(namespace, claim, request string) string {
-	return fmt.Sprintf("claim %s/%s, request %s: admin access is requested, but the feature is disabled", namespace, claim, request)
+	return fmt.Sprintf("claim %s/%s, request %s: %s", namespace, claim, request, CauseGateOffRequested)
 }
 
 // LockedGateError is what a 1.36 component logs when started with the gate off.

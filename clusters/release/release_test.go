@@ -502,7 +502,8 @@ func TestConsumableCapacityRowsFollowTheFeatureSet(t *testing.T) {
 // names the allocator's line for it, and the two cases of #140729 differ.
 func TestEveryDefectNamesItsCause(t *testing.T) {
 	causes := map[DefectCase]string{DefectAdminConsumesCounters: CauseCounters, DefectAdminConsumesCapacity: CauseCapacity, DefectDeviceTwiceInClaim: CauseDeviceTwice,
-		DefectNoExecuteToleranceLost: CauseTolerationsLost, DefectImplicitExtendedResourceIgnored: CauseNoExtendedClaim}
+		DefectNoExecuteToleranceLost: CauseTolerationsLost, DefectImplicitExtendedResourceIgnored: CauseNoExtendedClaim,
+		DefectGateOffFalseIsAdmin: CauseGateOffRequested}
 	for _, d := range Defects() {
 		if d.Cause == "" || d.Cause != causes[d.Case] {
 			t.Errorf("%s: cause %q, want %q", d.Case, d.Cause, causes[d.Case])

@@ -29,6 +29,7 @@ var corePromises = []allocationPromise{
 	{text: "runs an admin-access DaemonSet on every node with devices while ordinary pods hold them all", kep: "a DaemonSet with admin access monitors devices in use on every node", run: adminDaemonSetWhileAllInUse, labels: ginkgo.Label("daemonset")},
 	{text: "never gives one claim one device twice: admin-access requests get devices no other request of the claim takes", kep: "within one claim no device is allocated twice, with or without admin access", run: oneDevicePerClaim},
 	{text: "allocates an explicit adminAccess: false as an ordinary request: refused a device in use, given a free one without admin access", kep: "adminAccess unset or false asks for no admin access and needs no label", run: explicitFalseIsOrdinary},
+	{text: "gives an ordinary claim, in a kube-scheduler started while an admin-access claim holds the node's devices, every device once its ordinary holder is gone", kep: "a kube-scheduler that starts while admin-access claims hold devices still gives them to ordinary claims", run: ordinaryGetsAdminsDevicesAfterStart},
 }
 
 // Each promise needs every device of a node to itself (it holds them all,
@@ -221,7 +222,7 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 			claim.Name, observe.AllocatedDevices(got), observe.ResultsAdminAccessFields(got), e.Allocator(), held.Name, node)
 	}
 	if nodesReachable(e) {
-		expectAllocatorLogged(ctx, pod, "", release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request")
+		expectAllocatorLoggedOn(ctx, pod, nodeDevices(e, node), true, release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request, on every device the holder has")
 	}
 	expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
 	expectUndisturbed(ctx, holder, before)
@@ -234,6 +235,82 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	gomega.Expect(observe.ResultsAdminAccessFields(allocated)).To(gomega.Equal([]string{e.Rel.OrdinaryResultAdminAccess()}),
 		"status.allocation.devices.results[].adminAccess of claim %s (adminAccess: false) as stored on Kubernetes %s (%s allocator)", allocated.Name, e.Rel.Minor, e.Allocator())
 	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the pod of the adminAccess: false claim")
+}
+
+// ordinaryGetsAdminsDevicesAfterStart: kube-scheduler's tracker of the
+// devices in use (allocateddevices.go) learns the claims allocated before
+// it started from its informer's first list (onAdd), where it learns those
+// allocated while it runs from their updates (onUpdate); every start,
+// restart and upgrade takes the first path. Both must leave admin-access
+// results out and count ordinary ones. So a new process meets an
+// admin-access claim of every device of the node and an ordinary one of
+// one device, both allocated before it started: an ordinary claim for
+// every device waits for the held one, and gets them all, those the admin
+// claim has included, once its holder is gone.
+func ordinaryGetsAdminsDevicesAfterStart(ctx context.Context, f *framework.Framework) {
+	// The new process is the node image's kube-scheduler.
+	requireNodeAccess(ctx)
+	e := envOf(ctx)
+	b := newBuilder(ctx, f)
+	node := devicesNode(ctx)
+	labelForAdmin(ctx, f.Namespace.Name)
+	adminPod, admin, _ := runOn(ctx, b, node, builder.AllDevices(), builder.AdminAccess())
+	adminBefore := snapshot(ctx, adminPod)
+	holder, held, _ := runOn(ctx, b, node)
+
+	ginkgo.By("a new kube-scheduler process starts, of the flags that allocated both claims")
+	fresh := startFreshScheduler(ctx)
+	// The spec's pods from here on are the new process's.
+	b.SchedulerName = fresh.name()
+	fb := b
+	claim, err := fb.CreateClaim(ctx, fb.Claim(builder.AllDevices()))
+	framework.ExpectNoError(err)
+	pod, err := fb.CreatePod(ctx, builder.OnNode(fb.Pod(builder.UsingClaim(claim)), node))
+	framework.ExpectNoError(err)
+	expectUnschedulable(ctx, fb, fmt.Sprintf("kube-scheduler %s, started after claim %s was allocated %v, must count that device as in use", fresh.name(), held.Name, observe.AllocatedDevices(held)),
+		waitingPod{pod, claim.Name})
+
+	ginkgo.By("the ordinary holder goes: the new process gives the ordinary claim every device, though the admin-access claim still has them")
+	deletePod(ctx, holder)
+	deleteClaim(ctx, b, held)
+	vars := expectRunning(ctx, fb, pod)
+	got := allocatedClaim(ctx, fb, claim.Name)
+	gomega.Expect(observe.AllocatedDevices(got)).To(gomega.ConsistOf(observe.AllocatedDevices(admin)),
+		"kube-scheduler %s met claim %s's admin-access results when it started: they hold no device", fresh.name(), admin.Name)
+	gomega.Expect(observe.AdminAccessResults(got)).To(gomega.HaveEach(false))
+	expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, vars, false, "the ordinary pod of the new process")
+	expectUndisturbed(ctx, adminPod, adminBefore)
+	// The new process is the release's implementation the spec names;
+	// 1.33 has one, whose lines name none.
+	if len(e.Rel.Allocators) > 1 {
+		seen := observe.AllocatorsInLogFor(schedulerLogOf(ctx, fresh.name(), pod.CreationTimestamp), f.Namespace.Name)
+		gomega.Expect(seen).To(gomega.And(gomega.HaveKey(e.Allocator()), gomega.HaveLen(1)),
+			"kube-scheduler %s's \"Starting allocation\" lines for pods in %s, by implementation: the release table says %s", fresh.name(), f.Namespace.Name, e.Allocator())
+	}
+}
+
+// startFreshScheduler starts a second process of the kube-scheduler the
+// running spec's pods name (the cluster's, or the allocator scheduler of
+// underScheduler), under a name of its own, and removes it however the
+// spec ends.
+func startFreshScheduler(ctx context.Context) allocatorScheduler {
+	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
+	fresh := allocatorScheduler{allocator: "cluster", asCluster: true, fresh: true}
+	for _, s := range allocatorSchedulers(e.Rel) {
+		if s.name() == specScheduler {
+			fresh = s
+			fresh.fresh = true
+		}
+	}
+	ginkgo.DeferCleanup(inEnv(func(ctx context.Context) {
+		if err := fresh.stop(ctx, e); err != nil {
+			framework.Logf("removing kube-scheduler %s: %v", fresh.name(), err)
+		}
+	}))
+	framework.ExpectNoError(fresh.start(ctx, e), "starting kube-scheduler %s (%s)", fresh.name(), fresh.what())
+	fresh.awaitReady(ctx)
+	return fresh
 }
 
 // holdEveryDevice runs an ordinary pod whose claim asks for every device

@@ -12,6 +12,8 @@ package adminaccess
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,18 +50,32 @@ type allocatorScheduler struct {
 	// only DRAAdminAccess moved to this value (gateScheduler), and set and
 	// allocator name nothing but its name.
 	adminAccess *bool
+	// asCluster makes it the cluster's kube-scheduler with every gate as
+	// the cluster has it (a second process of it: freshScheduler), and
+	// allocator nothing but its name.
+	asCluster bool
+	// fresh marks a second process of a scheduler, under a name of its own.
+	fresh bool
 }
 
 // schedulerSystemNamespace is where the allocator schedulers run.
 const schedulerSystemNamespace = "kube-system"
 
 // name is its scheduler name, and the name of each object it is made of.
-func (s allocatorScheduler) name() string { return "adminaccess-scheduler-" + s.allocator }
+func (s allocatorScheduler) name() string {
+	if s.fresh {
+		return "adminaccess-scheduler-" + s.allocator + "-fresh"
+	}
+	return "adminaccess-scheduler-" + s.allocator
+}
 
 // what says, for messages, what it runs with.
 func (s allocatorScheduler) what() string {
-	if s.adminAccess != nil {
+	switch {
+	case s.adminAccess != nil:
 		return fmt.Sprintf("%s=%t", release.Gate, *s.adminAccess)
+	case s.asCluster:
+		return "the cluster's kube-scheduler's gates"
 	}
 	return s.set.Name
 }
@@ -143,9 +159,11 @@ func (s allocatorScheduler) command(cluster []string, movable []string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	if s.adminAccess != nil {
+	switch {
+	case s.asCluster:
+	case s.adminAccess != nil:
 		gates[release.Gate] = *s.adminAccess
-	} else {
+	default:
 		for _, g := range movable {
 			if _, named := s.set.SchedulerGates[g]; !named {
 				delete(gates, g)
@@ -297,6 +315,10 @@ func (s allocatorScheduler) stop(ctx context.Context, e *testenv.Env) error {
 			errs = append(errs, err.Error())
 		}
 	}
+	// A failed spec's artifacts keep its log, which goes with its pod.
+	if report := ginkgo.CurrentSpecReport(); report.Failed() {
+		s.saveLog(ctx, e, failureDir(report))
+	}
 	// The process first, so that it never runs without its roles; all of
 	// it gone before the cluster is, so that a kept cluster is left as found.
 	keep(s.removePod(ctx, e))
@@ -310,6 +332,21 @@ func (s allocatorScheduler) stop(ctx context.Context, e *testenv.Env) error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// saveLog writes its pod's log into dir, as kube-scheduler-<name>.log.
+func (s allocatorScheduler) saveLog(ctx context.Context, e *testenv.Env, dir string) {
+	raw, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(s.name(), &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		framework.Logf("reading kube-scheduler %s's log: %v", s.name(), err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(dir, "kube-scheduler-"+s.name()+".log"), raw, 0o644)
+	}
+	if err != nil {
+		framework.Logf("saving kube-scheduler %s's log: %v", s.name(), err)
+	}
 }
 
 // removePod deletes its pod (1 s grace period) and returns once the pod is

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
+	"k8s.io/utils/ptr"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
@@ -110,6 +111,40 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		deleteClaim(ctx, b, claim)
 	})
 
+	// kube-controller-manager makes a template's claim as the pod comes,
+	// so a template made while the namespace was labelled is checked again
+	// for each pod: once the label is gone its new claims are denied, the
+	// claims it made before keep their pods running, and the pod waiting
+	// gets its claim once the label is back.
+	it("denies new claims from an admin-access template once the label is removed, keeps the one it made running, and makes the claim once the label is back", kep("removing the label denies new, keeps existing claims; a granted allocation is never re-checked"), func(ctx context.Context) {
+		e := envOf(ctx)
+		b := newBuilder(ctx, f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		tmpl, err := b.CreateTemplate(ctx, b.Template(builder.AdminAccess()))
+		framework.ExpectNoError(err)
+		first := startFromTemplate(ctx, b, tmpl, 1)[0]
+		expectAdminAccessSeen(ctx, first, builder.WorkloadContainer, expectRunning(ctx, b, first), true, "the template's pod while labelled")
+		before := snapshot(ctx, first)
+		made := podClaim(ctx, b, first)
+
+		ginkgo.By("the label goes: the template's next pod gets no claim, and is told kube-apiserver's denial")
+		setNamespaceLabel(ctx, f.Namespace.Name, e.Rel.AdminLabel, nil)
+		waiting := startFromTemplate(ctx, b, tmpl, 1)[0]
+		expectPodEvent(ctx, waiting, allocateTimeout, claimCreationDenied(e.Rel, tmpl),
+			"kube-controller-manager reports kube-apiserver's denial of the claim from template %s on pod %s", tmpl.Name, waiting.Name)
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only claim %s, made while labelled, exists in %s", made.Name, f.Namespace.Name)
+		gomega.Expect(snapshot(ctx, waiting).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", waiting.Name)
+		expectUndisturbed(ctx, first, before)
+		kept, err := b.GetClaim(ctx, made.Name)
+		framework.ExpectNoError(err)
+		gomega.Expect(observe.AdminAccessResults(kept)).To(gomega.Equal([]bool{true}), "claim %s keeps its admin allocation", made.Name)
+
+		ginkgo.By("the label is back: the controller's retry makes the waiting pod's claim, with admin access")
+		labelForAdmin(ctx, f.Namespace.Name)
+		expectAdminAccessSeen(ctx, waiting, builder.WorkloadContainer, expectRunning(ctx, b, waiting), true, "the template's pod that waited for the label")
+		gomega.Expect(observe.AdminAccessResults(podClaim(ctx, b, waiting))).To(gomega.Equal([]bool{true}))
+	})
+
 	it("denies adminAccess in claims and templates of a namespace without the admin label, and allows it once labelled", kep("admin access only in namespaces labelled by an admin"), func(ctx context.Context) {
 		e := envOf(ctx)
 		b := newBuilder(ctx, f)
@@ -194,6 +229,41 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		stored, err := b.GetClaim(ctx, claim.Name)
 		framework.ExpectNoError(err)
 		gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "the denied status must not be stored")
+	})
+
+	it("stores no allocation that a create or an update of the claim itself carries, for any user, labelled or not", kep("a create or an update of the claim itself never stores an allocation: admin access is granted only through the status"), func(ctx context.Context) {
+		e := envOf(ctx)
+		admin := newBuilder(ctx, f)
+		users := []struct {
+			name string
+			b    *builder.Builder
+		}{{"cluster-admin", admin}, {"namespace-admin", namespaceAdmin(ctx, f)}}
+		nodes := workers(ctx)
+		for i, labelled := range []bool{false, true} {
+			if labelled {
+				labelForAdmin(ctx, f.Namespace.Name)
+			}
+			for j, u := range users {
+				g := sweepGrant{driver: e.Driver.DriverName, pool: nodes[(i+j)%len(nodes)], device: contract.DeviceName((2*i + j) % contract.PlainDevices)}
+				what := fmt.Sprintf("as %s, namespace labelled: %t, granting %s", u.name, labelled, g)
+				made := u.b.Claim()
+				made.Status.Allocation = g.allocation()
+				created, err := u.b.CreateClaim(ctx, made)
+				framework.ExpectNoError(err, "a create of an ordinary claim with a status, %s: kube-apiserver takes it and drops the status", what)
+				gomega.Expect(created.Status.Allocation).To(gomega.BeNil(), "claim %s as created %s", created.Name, what)
+				stored, err := u.b.GetClaim(ctx, created.Name)
+				framework.ExpectNoError(err)
+				gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s as stored after its create %s", stored.Name, what)
+
+				stored.Status.Allocation = g.allocation()
+				updated, err := u.b.DRA.ResourceClaims(stored.Namespace).Update(ctx, stored, metav1.UpdateOptions{})
+				framework.ExpectNoError(err, "an update of claim %s that adds a status, %s: kube-apiserver takes it and keeps the stored status", stored.Name, what)
+				gomega.Expect(updated.Status.Allocation).To(gomega.BeNil(), "claim %s as updated %s", updated.Name, what)
+				stored, err = u.b.GetClaim(ctx, created.Name)
+				framework.ExpectNoError(err)
+				gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "claim %s as stored after its update %s", stored.Name, what)
+			}
+		}
 	})
 
 	it("checks every request of a claim, each at its own field path", kep("admin access only in namespaces labelled by an admin, for every request of a claim or template"), func(ctx context.Context) {
@@ -296,17 +366,27 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		}
 		// A status update that newly grants admin access, as kube-scheduler
 		// writes one, is tried in every label state too (as cluster-admin:
-		// the namespace admin may not write claim status at all).
-		nodes, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		framework.ExpectNoError(err)
-		grant := map[string]any{"request": builder.RequestName, "driver": e.Driver.DriverName, "pool": nodes.Items[0].Name,
-			"device": contract.DeviceName(0), "adminAccess": true}
+		// the namespace admin may not write claim status at all). Each
+		// attempt grants another device of another node, so that a check
+		// that looked at one device or pool only would let some through.
+		nodes := workers(ctx)
+		grants := 0
+		grant := func() sweepGrant {
+			g := sweepGrant{driver: e.Driver.DriverName, pool: nodes[grants%len(nodes)], device: contract.DeviceName(grants % contract.PlainDevices)}
+			grants++
+			return g
+		}
 		statusClaims := map[string]*resourceapi.ResourceClaim{}
+		// The claims a PUT of the claim itself tries to give an allocation.
+		putClaims := map[string]*resourceapi.ResourceClaim{}
 		for _, ns := range []string{f.Namespace.Name, second} {
 			b := users["cluster-admin"](ns)
 			c, err := b.CreateClaim(ctx, b.Claim())
 			framework.ExpectNoError(err)
 			statusClaims[ns] = c
+			c, err = b.CreateClaim(ctx, b.Claim())
+			framework.ExpectNoError(err)
+			putClaims[ns] = c
 		}
 		// Every call made counts as attempted, and as denied only when
 		// kube-apiserver refused it with the exact denial; an attempt that
@@ -323,6 +403,28 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 			}
 			notDenied = append(notDenied, fmt.Sprintf("%s: %v", what, err))
 		}
+		// A write of the claim itself that carries an allocation with
+		// admin access, a create or a PUT: kube-apiserver resets the status
+		// of a create (PrepareForCreate) and keeps the stored one on an
+		// update (PrepareForUpdate), and nothing behind either checks a
+		// status, while the namespace admin may make both. Such a write
+		// succeeds and must store no allocation; it counts as denied only
+		// then.
+		keptOut := func(what string, got *resourceapi.ResourceClaim, err error, b *builder.Builder) {
+			attempted++
+			var stored *resourceapi.ResourceClaim
+			if err == nil {
+				stored, err = b.GetClaim(ctx, got.Name)
+			}
+			switch {
+			case err != nil:
+				notDenied = append(notDenied, fmt.Sprintf("%s: %v (kube-apiserver takes such a write and drops its status)", what, err))
+			case got.Status.Allocation != nil || stored.Status.Allocation != nil:
+				notDenied = append(notDenied, fmt.Sprintf("%s: stored with status.allocation %v", what, resultsGiven(stored)))
+			default:
+				denied++
+			}
+		}
 		statusDenial := expect.MatchForbiddenAt(e.Rel.AdminAccessStatusFieldPath(0), e.Rel.AdminAccessDenial())
 		for _, ns := range []string{f.Namespace.Name, second} {
 			for _, state := range labelStates {
@@ -332,13 +434,29 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 				if state.value != nil {
 					setNamespaceLabel(ctx, ns, state.key, state.value)
 				}
-				try(fmt.Sprintf("status update granting admin access to claim %s in %s with %s=%v", statusClaims[ns].Name, ns, state.key, ptrString(state.value)),
-					patchAllocation(ctx, statusClaims[ns], grant), statusDenial)
+				g := grant()
+				try(fmt.Sprintf("status update granting admin access to %s to claim %s in %s with %s=%v", g, statusClaims[ns].Name, ns, state.key, ptrString(state.value)),
+					patchAllocation(ctx, statusClaims[ns], g.patch()), statusDenial)
 				for userName, as := range users {
 					b := as(ns)
 					if b == nil {
 						continue
 					}
+					in := fmt.Sprintf("in %s with %s=%v as %s", ns, state.key, ptrString(state.value), userName)
+					g := grant()
+					made := b.Claim()
+					// Each builder here is made anew, so its names repeat;
+					// these creates succeed, so each needs its own.
+					made.Name = fmt.Sprintf("with-status-%d", grants)
+					made.Status.Allocation = g.allocation()
+					got, err := b.CreateClaim(ctx, made)
+					keptOut(fmt.Sprintf("create of an ordinary claim whose status grants admin access to %s, %s", g, in), got, err, b)
+					g = grant()
+					current, err := b.GetClaim(ctx, putClaims[ns].Name)
+					framework.ExpectNoError(err)
+					current.Status.Allocation = g.allocation()
+					got, err = b.DRA.ResourceClaims(ns).Update(ctx, current, metav1.UpdateOptions{})
+					keptOut(fmt.Sprintf("PUT of claim %s whose status grants admin access to %s, %s", current.Name, g, in), got, err, b)
 					for shapeName, opts := range shapes {
 						what := fmt.Sprintf("%s in %s with %s=%v as %s", shapeName, ns, state.key, ptrString(state.value), userName)
 						_, err := b.CreateClaim(ctx, b.Claim(opts...))
@@ -351,16 +469,35 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 		}
 		ginkgo.AddReportEntry("unauthorized attempts denied", fmt.Sprintf("%d of %d", denied, attempted))
 		framework.Logf("%d of %d unauthorized admin-access attempts were denied with the exact error", denied, attempted)
-		gomega.Expect(notDenied).To(gomega.BeEmpty(), "%d of %d unauthorized attempts were not denied with %s at its field path; the first: %v", len(notDenied), attempted, e.Rel.AdminAccessDenial(), notDenied[:min(len(notDenied), 5)])
+		gomega.Expect(notDenied).To(gomega.BeEmpty(), "%d of %d unauthorized attempts were not denied with %s at its field path (a create or a PUT of the claim itself: not stored without its allocation); the first: %v", len(notDenied), attempted, e.Rel.AdminAccessDenial(), notDenied[:min(len(notDenied), 5)])
 		gomega.Expect(denied).To(gomega.Equal(attempted), "denied of attempted")
 		gomega.Expect(attempted).To(gomega.BeNumerically(">=", sloAttempts), "the SLO is measured over at least %d attempts", sloAttempts)
-		for ns, c := range statusClaims {
-			stored, err := users["cluster-admin"](ns).GetClaim(ctx, c.Name)
-			framework.ExpectNoError(err)
-			gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "no denied status update of claim %s may be stored", c.Name)
+		for _, claims := range []map[string]*resourceapi.ResourceClaim{statusClaims, putClaims} {
+			for ns, c := range claims {
+				stored, err := users["cluster-admin"](ns).GetClaim(ctx, c.Name)
+				framework.ExpectNoError(err)
+				gomega.Expect(stored.Status.Allocation).To(gomega.BeNil(), "no denied write of claim %s's status may be stored", c.Name)
+			}
 		}
 	})
 })
+
+// sweepGrant is one device that an unauthorized write tries to give a
+// claim's request with admin access.
+type sweepGrant struct{ driver, pool, device string }
+
+func (g sweepGrant) String() string { return g.pool + "/" + g.device }
+
+// patch is the grant as a status patch's result.
+func (g sweepGrant) patch() map[string]any {
+	return map[string]any{"request": builder.RequestName, "driver": g.driver, "pool": g.pool, "device": g.device, "adminAccess": true}
+}
+
+// allocation is the grant as a claim's status.allocation.
+func (g sweepGrant) allocation() *resourceapi.AllocationResult {
+	return &resourceapi.AllocationResult{Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{{
+		Request: builder.RequestName, Driver: g.driver, Pool: g.pool, Device: g.device, AdminAccess: ptr.To(true)}}}}
+}
 
 // sloAttempts is the fewest unauthorized attempts the SLO spec must make
 // for its count to stand for "100% denied".

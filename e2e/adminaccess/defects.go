@@ -84,27 +84,7 @@ func expectAdminAllocated(ctx context.Context, b *builder.Builder, pod *corev1.P
 // that says it cannot allocate the claims).
 func allocatedOrRefused(ctx context.Context, b *builder.Builder, pod *corev1.Pod, claimName string) (*resourceapi.ResourceClaim, string) {
 	ginkgo.GinkgoHelper()
-	refusal := gomega.And(gomega.HavePrefix("Warning FailedScheduling: "), gomega.ContainSubstring(release.CannotAllocate))
-	var claim *resourceapi.ResourceClaim
-	var refused string
-	gomega.Eventually(ctx, func(ctx context.Context) error {
-		c, err := b.GetClaim(ctx, claimName)
-		if err != nil {
-			return err
-		}
-		if c.Status.Allocation != nil {
-			claim = c
-			return nil
-		}
-		for _, e := range podEvents(ctx, pod) {
-			if ok, _ := refusal.Match(e); ok {
-				refused = e
-				return nil
-			}
-		}
-		return fmt.Errorf("claim %s is neither allocated nor refused; pod %s's events: %v", claimName, pod.Name, lastOf(podEvents(ctx, pod), 3))
-	}).WithTimeout(allocateTimeout).Should(gomega.Succeed())
-	return claim, refused
+	return allocatedOrRefusedWith(ctx, b, pod, claimName, failedScheduling(release.CannotAllocate))
 }
 
 // allocatorSaid is, for a failure message, why kube-scheduler's allocator
@@ -155,6 +135,35 @@ func expectRefusedFor(ctx context.Context, pod *corev1.Pod, device string, defec
 	require(ctx, release.NeedNodeAccess, nil)
 	return expectAllocatorLogged(ctx, pod, device, defect.Cause, fmt.Sprintf("the declared cause of %s: "+
 		"the refusal is not that defect (a regression such as admin access refused on a device in use reads the same in the events)", defect.Issue))
+}
+
+// expectAllocatorLoggedOn is expectAllocatorLogged for devices of one node
+// (pool/device): for each of them where every one must have been passed
+// over for cause (each, a request that meets every device of the node in
+// use), else for at least one, so that a line about a device elsewhere
+// never stands for the node's.
+func expectAllocatorLoggedOn(ctx context.Context, pod *corev1.Pod, devices []string, each bool, cause, why string) {
+	ginkgo.GinkgoHelper()
+	if each {
+		for _, d := range devices {
+			expectAllocatorLogged(ctx, pod, d, cause, why)
+		}
+		return
+	}
+	gomega.Eventually(ctx, func(ctx context.Context) []string {
+		var on []string
+		for _, l := range allocatorLinesFor(ctx, pod) {
+			for _, d := range devices {
+				if l.Message == cause && strings.HasSuffix(l.Device, "/"+d) {
+					on = append(on, d)
+				}
+			}
+		}
+		return on
+	}).WithTimeout(logTimeout).ShouldNot(gomega.BeEmpty(), func() string {
+		return fmt.Sprintf("kube-scheduler refused pod %s/%s, but its allocator never logged %q for a device of %v (%s); %s",
+			pod.Namespace, pod.Name, cause, devices, why, allocatorSaid(ctx, pod))
+	})
 }
 
 // expectAllocatorLogged waits, bounded, for kube-scheduler's allocator to

@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/kep5018/adminaccess-conformance/clusters/profile"
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/metrics"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
@@ -100,6 +101,41 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-controller-manager",
 			"claim %s, made by kube-controller-manager without the gate from template %s: requests[].adminAccess as stored", claim.Name, tmpl.Name)
 		gomega.Expect(observe.AdminAccessResults(claim)).To(gomega.Equal([]bool{false}), "status.allocation.devices.results[].adminAccess of claim %s", claim.Name)
 		gomega.Expect(podEvents(ctx, pod)).NotTo(gomega.ContainElement(controllerGateOffEvent(e.Rel, tmpl)), "pod %s's events: the controller never refused its template", pod.Name)
+	})
+
+	// needsAdminAccess (controller.go, 1.33-1.35) looks at each request's
+	// exact admin access only: a prioritized list's subrequests have no
+	// such field, so the controller without the gate makes the claim of a
+	// list, and refuses a template only for an exact request beside it
+	// that asks. A check that took a list for asking, or skipped the
+	// requests after one, would fail one of the two.
+	it("makes the claim of a template whose request is a prioritized list, and refuses one with an admin-access request beside the list", ginkgo.Label("skew"), kep("a controller-manager without the gate refuses a template whose exact request asks for admin access, and makes the claims of prioritized lists"), func(ctx context.Context) {
+		e := envOf(ctx)
+		requireGateSwitching(ctx)
+		require(ctx, release.NeedPrioritizedList, nil)
+		b := newBuilder(ctx, f)
+		labelForAdmin(ctx, f.Namespace.Name)
+		list := [][]builder.RequestOption{{builder.DeviceIndex(e.Driver.Devices + 7)}, {}}
+
+		ginkgo.By("a template of a prioritized list alone: its pod gets its claim and runs")
+		listTmpl, err := b.CreateTemplate(ctx, b.TemplateFirstAvailable(list))
+		framework.ExpectNoError(err)
+		pod, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(listTmpl)))
+		framework.ExpectNoError(err)
+		expectAdminAccessSeen(ctx, pod, builder.WorkloadContainer, expectRunning(ctx, b, pod), false, "the pod of a prioritized list's template")
+		claim := podClaim(ctx, b, pod)
+		gomega.Expect(resultsByRequest(claim)).To(gomega.Equal(map[string]bool{builder.RequestName + "/" + builder.SubRequestNameAt(1): false}),
+			"status.allocation.devices.results[].request and adminAccess of claim %s, made from template %s", claim.Name, listTmpl.Name)
+		gomega.Expect(podEvents(ctx, pod)).NotTo(gomega.ContainElement(controllerGateOffEvent(e.Rel, listTmpl)), "pod %s's events: the controller never refused its template", pod.Name)
+
+		ginkgo.By("a template of a prioritized list and an admin-access request: no claim, and the pod is told why")
+		mixed, err := b.CreateTemplate(ctx, b.TemplateFirstAvailable(list, builder.Request(builder.AdminAccess())))
+		framework.ExpectNoError(err)
+		refused, err := b.CreatePod(ctx, b.Pod(builder.FromTemplate(mixed)))
+		framework.ExpectNoError(err)
+		expectPodEvent(ctx, refused, allocateTimeout, controllerGateOffEvent(e.Rel, mixed))
+		gomega.Expect(claimsIn(ctx, b)).To(gomega.HaveLen(1), "only the list's claim exists in %s", f.Namespace.Name)
+		deletePod(ctx, pod)
 	})
 
 	it(daemonSetPendingSpec, ginkgo.Label("daemonset"), kep("the DaemonSet controller tolerates pods that must stay Pending"), func(ctx context.Context) {

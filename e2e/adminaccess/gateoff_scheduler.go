@@ -41,6 +41,13 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 		framework.Context("the cluster's kube-scheduler", ginkgo.Ordered, framework.WithSerial(), framework.WithDisruptive(), func() {
 			f := newFramework("sched-off")
 			inProfile(f, "scheduler-off")
+			// Before the spec that turns the gate back on.
+			for _, sh := range gateOffShapes {
+				it(sh.text, ginkgo.Label("skew"), kep(sh.kep), func(ctx context.Context) {
+					requireGateSwitching(ctx)
+					sh.run(ctx, f)
+				})
+			}
 			it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
 				requireGateSwitching(ctx)
 				s := newScraper(ctx, f, metrics.Scheduler)
@@ -58,6 +65,14 @@ var _ = framework.Describe("With DRAAdminAccess off in kube-scheduler", func() {
 	}
 	framework.Context("a kube-scheduler of its own", func() {
 		f := newFramework("sched-off")
+		for _, sh := range gateOffShapes {
+			it(sh.text, ginkgo.Label("skew"), kep(sh.kep), func(ctx context.Context) {
+				ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)
+				requireGateSwitching(ctx)
+				underGateOffScheduler(ctx, sh.name)
+				sh.run(ctx, f)
+			})
+		}
 		it(schedulerOffText, ginkgo.Label("skew", "metrics"), kep("a scheduler without the gate never allocates admin access; re-enabling schedules the waiting pods"), func(ctx context.Context) {
 			e := envOf(ctx)
 			ginkgo.AddReportEntry(report.ProfileEntry, "scheduler-off", ginkgo.ReportEntryVisibilityNever)

@@ -210,6 +210,13 @@ func controllerGateOffEvent(rel release.Release, tmpl *resourceapi.ResourceClaim
 	return "Warning " + release.ControllerGateOffReason + ": " + rel.ControllerGateOffMessage("c-"+tmpl.Name)
 }
 
+// claimCreationDenied matches kube-controller-manager's event on a pod whose
+// claim from tmpl kube-apiserver denied admin access.
+func claimCreationDenied(rel release.Release, tmpl *resourceapi.ResourceClaimTemplate) gtypes.GomegaMatcher {
+	return gomega.And(gomega.HavePrefix(fmt.Sprintf("Warning FailedResourceClaimCreation: PodResourceClaim c-%s: ", tmpl.Name)),
+		gomega.ContainSubstring(rel.AdminAccessFieldPath(0)+": Forbidden: "+rel.AdminAccessDenial()))
+}
+
 // failedScheduling matches kube-scheduler's event for a pod it could not
 // place, whose message says what.
 func failedScheduling(says string) gtypes.GomegaMatcher {

@@ -132,7 +132,10 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 				claim.Name, devicesTwice(got), allocator, resultsGiven(got), sh.what)
 		default:
 			if nodesReachable(e) {
-				expectAllocatorLogged(ctx, pod, "", sh.cause, sh.what)
+				// Where the earlier request took every device, the later
+				// one is refused each of them; else the one it took, which
+				// the claim, unallocated, does not name.
+				expectAllocatorLoggedOn(ctx, pod, nodeDevices(e, node), sh.one == 1, sh.cause, sh.what)
 			}
 			refused, waiting = append(refused, claim.Name), append(waiting, pod)
 		}

@@ -33,6 +33,13 @@ func schedulerLog(ctx context.Context, since metav1.Time) string {
 		framework.ExpectNoError(err)
 		pod = own.Name
 	}
+	return schedulerLogOf(ctx, pod, since)
+}
+
+// schedulerLogOf is the log since then of kube-scheduler's pod in kube-system.
+func schedulerLogOf(ctx context.Context, pod string, since metav1.Time) string {
+	ginkgo.GinkgoHelper()
+	e := envOf(ctx)
 	raw, err := e.Client.CoreV1().Pods(schedulerSystemNamespace).GetLogs(pod, &corev1.PodLogOptions{SinceTime: &since}).DoRaw(ctx)
 	framework.ExpectNoError(err, "reading %s's log", pod)
 	return string(raw)

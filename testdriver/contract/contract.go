@@ -112,12 +112,12 @@ const PlainDevices = 4
 const SlotAttribute = "slot"
 
 // Slots is how many spare pools the bundled driver publishes on each node
-// beside its own: one for each core allocation promise (six) in the
+// beside its own: one for each core allocation promise (seven) in the
 // allocation group, and under each of at most two other allocator
 // implementations (the allocators group) one for each core promise and one
 // for the prioritized list's, all of which run beside the other specs. The
 // suite's unit tests keep it enough for every release.
-const Slots = 20
+const Slots = 23
 
 // SlotPool names a node's k-th spare pool (k >= 1); its own pool is named
 // after the node.
