@@ -18,6 +18,11 @@
 #   hack/break-component.sh install CLUSTER COMMAND BINARY
 #       mounts BINARY over the command in the static pod of CLUSTER's
 #       control-plane node and waits for the kubelet to run it
+#   hack/break-component.sh image CLUSTER COMMAND BINARY
+#       puts BINARY in the command's image, under the image's own tag, on
+#       every node of CLUSTER: the pods started from it afterwards run it
+#       (the kube-schedulers a spec starts, a static pod a gate move
+#       rewrites), where install's mount reaches only the static pod as it is
 #
 # Typical use: make cluster-up CLUSTER_NAME=broken, install, then make e2e
 # KUBECONFIG=_output/kubeconfig-broken CLUSTER_NAME=broken LABELS=... ;
@@ -98,11 +103,29 @@ install() {
 	return 1
 }
 
+image() {
+	local cluster=$1 command=$2 binary=$3 node=$1-control-plane image work
+	image=$(docker exec "$node" sed -n 's/^    image: //p' "/etc/kubernetes/manifests/$command.yaml")
+	[ -n "$image" ] || { echo "break-component: no image in $node's $command manifest" >&2; return 1; }
+	work=$(mktemp -d)
+	# The node's own image, brought into the host's Docker to build on: nothing is pulled.
+	docker exec "$node" ctr -n k8s.io images export - "$image" | docker load >/dev/null
+	cp "$binary" "$work/$command"
+	printf 'FROM %s\nCOPY %s /usr/local/bin/%s\n' "$image" "$command" "$command" >"$work/Dockerfile"
+	docker build -q -t "$image" "$work" >/dev/null
+	for n in $(docker ps --filter "label=io.x-k8s.kind.cluster=$cluster" --format '{{.Names}}'); do
+		docker save "$image" | docker exec -i "$n" ctr -n k8s.io images import - >/dev/null
+		echo "break-component: $n has $image with the broken $command"
+	done
+	rm -rf "$work"
+}
+
 case ${1:-} in
 build) shift && [ $# = 6 ] && build "$@" ;;
 install) shift && [ $# = 3 ] && install "$@" ;;
+image) shift && [ $# = 3 ] && image "$@" ;;
 *)
-	sed -n '2,24p' "$0" >&2
+	sed -n '2,30p' "$0" >&2
 	exit 2
 	;;
 esac
