@@ -174,6 +174,10 @@ func TestAColumnLeftOutIsSaidAndCountsForNothing(t *testing.T) {
 	if !strings.Contains(md, "\n**Left out**: 1.33 has no stable set. "+leftOutNote+"\n") {
 		t.Errorf("signoff.md says nothing of 1.33:\n%s", md)
 	}
+	m := Matrix{LeftOut: []matrix.LeftOut{{Release: "1.33", Features: "stable"}}}
+	if page, err := m.HTML(); err != nil || !strings.Contains(page, `<p id="left-out"><strong>Left out</strong>: 1.33 has no stable set. `) {
+		t.Errorf("signoff.html says nothing of 1.33 (%v):\n%s", err, page)
+	}
 	// Nothing at all left: called wrongly, as the matrix refuses it.
 	if code := Collect(Sources{Cells: []string{dir}, Releases: "1.33", Features: "stable", Out: t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{}); code != ExitUsage {
 		t.Errorf("1.33 stable alone: exit %d, want %d", code, ExitUsage)
