@@ -38,7 +38,7 @@ RUN = $(BIN)/run --given '$(GIVEN)' --make-started $(MAKE_STARTED)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(shell go env GOFLAGS 2>/dev/null) -trimpath -gcflags=all=-dwarf=false)
 
-.PHONY: test preflight e2e e2e-release signoff matrix images bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables deps-check clean
+.PHONY: test preflight e2e e2e-release signoff matrix images bench node-image node-image-tag testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables deps-check clean
 
 # actionlint checks the workflow's run: scripts with shellcheck only where
 # shellcheck is on PATH, as it is on a hosted runner: here too (make tools
@@ -141,6 +141,12 @@ images: run-cli
 
 node-image: run-cli docker-up e2e-tools e2e-cli
 	@$(RUN) node-image
+
+# The tag make node-image gives K8S_VERSION's offline-built node image, a
+# hash of its recipe, alone on stdout (downloading the release's Kubernetes
+# module where needed; nothing is built): the CI workflow's cache key.
+node-image-tag: run-cli
+	@$(RUN) node-image-tag
 
 testdriver-image:
 	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver
