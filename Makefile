@@ -38,7 +38,7 @@ RUN = $(BIN)/run --given '$(GIVEN)' --make-started $(MAKE_STARTED)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(shell go env GOFLAGS 2>/dev/null) -trimpath -gcflags=all=-dwarf=false)
 
-.PHONY: test preflight e2e e2e-release signoff matrix images bench node-image testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables clean
+.PHONY: test preflight e2e e2e-release signoff matrix images bench node-image node-image-tag testdriver-image testdriver-push registry-up registry-down registry-e2e vendor-e2e suite-image incluster-e2e incluster-e2e-kind cluster-up cluster-down docker-up docker-down tools e2e-tools e2e-cli run-cli variables deps-check clean
 
 # actionlint checks the workflow's run: scripts with shellcheck only where
 # shellcheck is on PATH, as it is on a hosted runner: here too (make tools
@@ -55,6 +55,16 @@ test:
 	  echo "make test: no shellcheck on PATH: actionlint skips the workflow's run: scripts, which a hosted runner checks, and hack/'s scripts go unchecked (make tools installs it)"; \
 	else shellcheck -S warning hack/*.sh .ci/run; fi
 	go tool actionlint
+
+# deps-check: each direct requirement of go.mod (and each go tool's module)
+# behind the newest version the module proxy serves, one "module current ->
+# newest" line each, failing when one is; k8s.io/kubernetes, the staging
+# modules its replace lines pin and kind are listed apart as pinned on
+# purpose (ARCHITECTURE.md). It asks the network, so test never runs it.
+# Built, not go run, so that its 2 (it could not tell) stays 2.
+deps-check:
+	@go build -o $(BIN)/deps-check ./hack/deps-check
+	@$(BIN)/deps-check
 
 docker-up:
 	@hack/docker-up.sh
@@ -131,6 +141,12 @@ images: run-cli
 
 node-image: run-cli docker-up e2e-tools e2e-cli
 	@$(RUN) node-image
+
+# The tag make node-image gives K8S_VERSION's offline-built node image, a
+# hash of its recipe, alone on stdout (downloading the release's Kubernetes
+# module where needed; nothing is built): the CI workflow's cache key.
+node-image-tag: run-cli
+	@$(RUN) node-image-tag
 
 testdriver-image:
 	@go run ./testdriver/cmd/testdriver-image --out $(OUT)/testdriver

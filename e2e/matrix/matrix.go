@@ -64,38 +64,67 @@ type Cell struct {
 	Features string `json:"features"`
 	Group    string `json:"group"`
 	Labels   string `json:"labels"`
+	// Artifact names the CI job's artifact, and the one folder in it
+	// (e2e-1.35-defaults-serial): the sign-off looks for the cell's report
+	// and the file saying how its job ended there.
+	Artifact string `json:"artifact"`
 }
+
+// LeftOut is a release and DRA feature set asked for that is no column:
+// the release does not list the set.
+type LeftOut struct {
+	Release  string `json:"release"`
+	Features string `json:"features"`
+}
+
+// Why says it in words: "1.33 has no stable set".
+func (l LeftOut) Why() string { return l.Release + " has no " + l.Features + " set" }
 
 // Columns lists the columns of releases ("all" or minors, space-separated)
 // and features ("all", or one set's name). A set named with "all" releases
 // means the releases that list it; a release named that does not list it
 // is refused. Order: releases ascending, the defaults first.
 func Columns(releases, features string) ([]Column, error) {
-	minors, err := Releases(releases)
+	cols, left, err := Available(releases, features)
 	if err != nil {
 		return nil, err
 	}
-	every := strings.TrimSpace(releases) == "" || strings.TrimSpace(releases) == "all"
+	if every := strings.TrimSpace(releases) == "" || strings.TrimSpace(releases) == "all"; !every && len(left) > 0 {
+		return nil, noSet(left[0])
+	}
+	return cols, nil
+}
+
+// Available lists the columns of releases and features as Columns does,
+// but where a release (named, or of "all") does not list the set it
+// leaves that release out rather than refuse the request, and says so:
+// the CI workflow runs the columns that exist of what a dispatch asked
+// for. It refuses a release the table lacks, and a request of which no
+// column is left.
+func Available(releases, features string) ([]Column, []LeftOut, error) {
+	minors, err := Releases(releases)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []Column
+	var left []LeftOut
 	for _, m := range minors {
 		r, err := table.get(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sets := r.SetNames()
 		if features != "all" {
-			if !slices.Contains(sets, features) && every {
-				continue
-			}
 			if !slices.Contains(sets, features) {
-				return nil, fmt.Errorf("Kubernetes %s has no DRA feature set %q: it lists %s", m, features, strings.Join(sets, ", "))
+				left = append(left, LeftOut{Release: m, Features: features})
+				continue
 			}
 			sets = []string{features}
 		}
 		for _, s := range sets {
 			rs, err := r.WithFeatures(s)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			allocator, err := rs.AllocatorFor(rs.DefaultFeatures())
 			if err != nil {
@@ -104,10 +133,22 @@ func Columns(releases, features string) ([]Column, error) {
 			out = append(out, Column{Release: m, Features: s, Allocator: allocator})
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no release lists the DRA feature set %q", features)
+	switch {
+	case len(out) > 0:
+		return out, left, nil
+	case len(left) == 1:
+		return nil, nil, noSet(left[0])
 	}
-	return out, nil
+	return nil, nil, fmt.Errorf("no release of %s lists the DRA feature set %q", strings.Join(minors, ", "), features)
+}
+
+// noSet is the error of a release that does not list a set.
+func noSet(l LeftOut) error {
+	r, err := table.get(l.Release)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("Kubernetes %s has no DRA feature set %q: it lists %s", l.Release, l.Features, strings.Join(r.SetNames(), ", "))
 }
 
 // Releases expands "all" (or "") to every supported minor and checks the
@@ -169,7 +210,8 @@ func Cells(columns []Column, custom string) ([]Cell, error) {
 	var out []Cell
 	for _, c := range columns {
 		for _, g := range groups {
-			out = append(out, Cell{Name: c.Key() + " " + g.Name, Release: c.Release, Features: c.Features, Group: g.Name, Labels: g.Labels})
+			out = append(out, Cell{Name: c.Key() + " " + g.Name, Release: c.Release, Features: c.Features, Group: g.Name, Labels: g.Labels,
+				Artifact: "e2e-" + c.Release + "-" + c.Features + "-" + g.Name})
 		}
 	}
 	return out, nil

@@ -140,6 +140,41 @@ func TestColumns(t *testing.T) {
 	}
 }
 
+// A dispatch may name a set a release lacks (the form offers every set
+// beside every release): the columns that exist run, the others are left
+// out and said, and only a request of which nothing is left is refused.
+func TestAvailableLeavesOutAReleaseWithoutTheSet(t *testing.T) {
+	cols, left, err := Available("1.33 1.36", "stable")
+	if err != nil || len(cols) != 1 || cols[0].Key() != "1.36 stable" || len(left) != 1 || left[0].Why() != "1.33 has no stable set" {
+		t.Errorf("Available(1.33 1.36, stable) = %v, %v, %v; want 1.36 stable, and 1.33 left out", cols, left, err)
+	}
+	if _, err := Columns("1.33 1.36", "stable"); err == nil {
+		t.Error("Columns(1.33 1.36, stable) accepted: the runner refuses what it cannot run")
+	}
+	// Of all releases, each that lacks the set is said too.
+	cols, left, err = Available("all", "stable")
+	strict, serr := Columns("all", "stable")
+	if err != nil || serr != nil || len(cols) != len(strict) || len(cols)+len(left) != len(release.Minors()) || !slices.Contains(left, LeftOut{"1.33", "stable"}) {
+		t.Errorf("Available(all, stable) = %v, %v, %v; Columns %v, %v", cols, left, err, strict, serr)
+	}
+	for _, bad := range [][2]string{{"1.33", "stable"}, {"all", "beta"}, {"1.32 1.36", "stable"}} {
+		if cols, left, err := Available(bad[0], bad[1]); err == nil {
+			t.Errorf("Available(%q, %q) = %v, %v: accepted", bad[0], bad[1], cols, left)
+		}
+	}
+	if _, _, err := Available("1.33", "stable"); err == nil || !strings.Contains(err.Error(), `Kubernetes 1.33 has no DRA feature set "stable": it lists defaults`) {
+		t.Errorf("nothing left of 1.33 stable: %v", err)
+	}
+	var out strings.Builder
+	if err := Print(&out, "table", "1.33 1.36", "stable", ""); err != nil || !strings.HasSuffix(out.String(), "1 columns, 3 cells\nleft out: 1.33 has no stable set\n") {
+		t.Errorf("the table of 1.33 1.36 stable (%v):\n%s", err, out.String())
+	}
+	cells, err := Cells(cols[:1], "")
+	if err != nil || cells[1].Artifact != "e2e-1.36-stable-serial" {
+		t.Errorf("the artifact of a cell: %v, %v", cells, err)
+	}
+}
+
 // suiteBinary is the suite compiled once for every test of the package
 // (TestMain removes it).
 var suiteBinary struct {

@@ -17,9 +17,12 @@ import (
 // a line with the label filter its cells select together, which make
 // signoff runs), releases (the releases, for K8S_VERSIONS=all) or offline
 // (the releases whose node image is built offline, Offline, as one line
-// of JSON: the CI workflow's node-image jobs). An error is a bad argument.
+// of JSON: the CI workflow's node-image jobs). A release that does not
+// list the set asked for is left out (Available), and the table says so
+// below its columns. An error is a bad argument, or a request that leaves
+// no column.
 func Print(w io.Writer, format, releases, features, custom string) error {
-	cols, err := Columns(releases, features)
+	cols, left, err := Available(releases, features)
 	if err != nil {
 		return err
 	}
@@ -64,6 +67,9 @@ func Print(w io.Writer, format, releases, features, custom string) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%d columns, %d cells\n", len(cols), len(cells))
+		for _, l := range left {
+			fmt.Fprintf(w, "left out: %s\n", l.Why())
+		}
 	default:
 		return fmt.Errorf("unknown --format %q: table, github, columns, releases or offline", format)
 	}

@@ -32,6 +32,8 @@ type ciWorkflow struct {
 	Env         map[string]string `json:"env"`
 	Permissions map[string]string `json:"permissions"`
 	Jobs        map[string]struct {
+		// Needs is a job's name or a list of them.
+		Needs       any               `json:"needs"`
 		If          string            `json:"if"`
 		Permissions map[string]string `json:"permissions"`
 		Env         map[string]string `json:"env"`
@@ -41,10 +43,13 @@ type ciWorkflow struct {
 			Matrix any `json:"matrix"`
 		} `json:"strategy"`
 		Steps []struct {
-			Name string         `json:"name"`
-			If   string         `json:"if"`
-			Uses string         `json:"uses"`
-			With map[string]any `json:"with"`
+			ID   string            `json:"id"`
+			Name string            `json:"name"`
+			If   string            `json:"if"`
+			Uses string            `json:"uses"`
+			Run  string            `json:"run"`
+			Env  map[string]string `json:"env"`
+			With map[string]any    `json:"with"`
 		} `json:"steps"`
 	} `json:"jobs"`
 }
@@ -143,17 +148,45 @@ func TestWorkflowRepeatsTheTables(t *testing.T) {
 	if got := byRelease["release"]; got != "${{ fromJSON("+offline+") }}" || !strings.Contains(nodeImage.If, offline+" != '[]'") {
 		t.Errorf("the node-image job's matrix is %v, its if %q: want one job per release of %s", got, nodeImage.If, offline)
 	}
+	// The node image's cache key is its tag, as make node-image gives it
+	// (a hash of its recipe), which a step of each job computes for the
+	// job's release before the cache: an edit that leaves the image as it
+	// was (a spec, a defect's row, go.sum) keeps the cache.
+	const tagKey = "nodeimage-${{ steps.nodeimage.outputs.tag }}"
 	for _, job := range []string{"node-image", "e2e"} {
+		tagged, keys := false, 0
 		for _, s := range w.Jobs[job].Steps {
-			key, _ := s.With["key"].(string)
-			if strings.HasPrefix(s.Uses, "actions/cache") && !strings.HasPrefix(key, "nodeimage-${{ matrix.release }}-") && strings.HasPrefix(key, "nodeimage-") {
-				t.Errorf("job %s, step %q: the node image's cache key %q is not the release's", job, s.Name, key)
+			if s.ID == "nodeimage" {
+				tagged = strings.Contains(s.Run, `make -s node-image-tag K8S_VERSION="$RELEASE"`) && s.Env["RELEASE"] == "${{ matrix.release }}"
+				if !tagged {
+					t.Errorf("job %s, step %q: want make -s node-image-tag of the job's release", job, s.Name)
+				}
 			}
-			if job == "e2e" && (strings.HasPrefix(s.Uses, "actions/cache/restore") || strings.HasPrefix(s.Name, "Load the node image")) &&
+			key, _ := s.With["key"].(string)
+			if strings.HasPrefix(s.Uses, "actions/cache") && strings.HasPrefix(key, "nodeimage-") {
+				keys++
+				if key != tagKey || !tagged {
+					t.Errorf("job %s, step %q: the node image's cache key is %q (after the tag's step: %v); want %s", job, s.Name, key, tagged, tagKey)
+				}
+			}
+			if job == "e2e" && (s.ID == "nodeimage" || strings.HasPrefix(s.Uses, "actions/cache/restore") || strings.HasPrefix(s.Name, "Load the node image")) &&
 				s.If != "contains(fromJSON("+offline+"), matrix.release)" {
 				t.Errorf("job e2e, step %q: if %q, want the cell's release in %s", s.Name, s.If, offline)
 			}
 		}
+		if keys != 1 {
+			t.Errorf("job %s has %d caches of the node image; want 1", job, keys)
+		}
+	}
+	// What the sign-off reads of the jobs before it: each cell's folder
+	// is named by e2e/matrix (Cell.Artifact), and the unit job's result is
+	// there only where the signoff job needs unit.
+	if got := w.Jobs["e2e"].Env["CELL"]; got != "${{ matrix.artifact }}" {
+		t.Errorf("the e2e job's CELL is %q; want ${{ matrix.artifact }}, as e2e/matrix names the cell's artifact", got)
+	}
+	needs, _ := w.Jobs["signoff"].Needs.([]any)
+	if !slices.Contains(needs, any("unit")) || !slices.Contains(needs, any("e2e")) {
+		t.Errorf("the signoff job needs %q: want unit and e2e, whose results it is given", needs)
 	}
 	raw, err := os.ReadFile(workflowPath)
 	if err != nil {

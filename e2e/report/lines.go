@@ -134,9 +134,13 @@ func (r Report) Failures(lines, width int) string {
 // Selection says, for a run that left specs out, how many of the release's
 // specs it selected and by what: "partial: 3 of 40 specs selected by
 // LABELS=authz"; for a run that was stopped, how many ran and how many of
-// those it cut short. It is "" when every spec was selected and the run
-// went to its end.
+// those it cut short; for a merged column that lacks a cell's report,
+// that it is incomplete, never partial. It is "" when every spec was
+// selected and the run went to its end.
 func (r Report) Selection() string {
+	if len(r.Missing) > 0 {
+		return fmt.Sprintf("incomplete: %d of %d specs in the reports found; %s", len(r.Specs)-r.Totals.NotSelected, len(r.Specs), strings.Join(r.Missing, "; "))
+	}
 	if r.Interrupted {
 		// Which of the specs it never reached the filter had selected is
 		// not in Ginkgo's report; the count of those that ran is.

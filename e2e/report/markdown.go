@@ -76,6 +76,9 @@ func (r Report) Markdown() string {
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "Suite problem: %s\n\n", Cell(p))
 	}
+	for _, m := range r.Missing {
+		fmt.Fprintf(&b, "A cell of this column is missing: %s\n\n", Cell(m))
+	}
 	b.WriteString(r.timelineMarkdown())
 	b.WriteString("| result | spec | labels | profile | allocator | seconds | KEP requirement | reason |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Specs {

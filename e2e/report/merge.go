@@ -23,7 +23,7 @@ func Merge(parts ...Report) (Report, error) {
 		return Report{}, fmt.Errorf("no report to merge")
 	}
 	out := parts[0]
-	out.Specs, out.Problems, out.Timeline, out.Totals, out.Seconds, out.ClusterBreaks = nil, nil, nil, Totals{}, 0, nil
+	out.Specs, out.Problems, out.Timeline, out.Totals, out.Seconds, out.ClusterBreaks, out.Missing = nil, nil, nil, Totals{}, 0, nil, nil
 	byName := map[string]Spec{}
 	var filters []string
 	for i, p := range parts {
@@ -37,6 +37,7 @@ func Merge(parts ...Report) (Report, error) {
 			}
 		}
 		out.Problems = append(out.Problems, p.Problems...)
+		out.Missing = append(out.Missing, p.Missing...)
 		out.Timeline = append(out.Timeline, p.Timeline...)
 		out.Seconds += p.Seconds
 		out.Interrupted = out.Interrupted || p.Interrupted
@@ -57,7 +58,7 @@ func Merge(parts ...Report) (Report, error) {
 	sort.SliceStable(out.Specs, func(i, j int) bool { return out.Specs[i].Name < out.Specs[j].Name })
 	// The filter that selected the merged specs is the cells' together.
 	out.LabelFilter = strings.Join(filters, " || ")
-	if out.Totals.NotSelected == 0 {
+	if out.Totals.NotSelected == 0 && len(out.Missing) == 0 {
 		out.LabelFilter, out.Focus, out.Skip = "", nil, nil
 	}
 	return out, nil

@@ -227,6 +227,12 @@ type Report struct {
 	ClusterBreaks []ClusterBreak `json:"clusterBreaks,omitempty"`
 	Specs         []Spec         `json:"specs"`
 	Problems      []string       `json:"suiteProblems,omitempty"`
+	// Missing are the cells of a merged column (report.Merge) whose report
+	// was not found, each said with how its CI job ended ("no report: its
+	// job ended failure (e2e 1.35 defaults serial)"); the sign-off sets
+	// them. Such a column failed: the specs its other cells left out are
+	// no filter's doing.
+	Missing []string `json:"missingCells,omitempty"`
 	// Timeline is where the time went, in order: steps before the suite,
 	// set-up, spec groups, gate moves and release switches, teardown.
 	Timeline []timeline.Step `json:"timeline"`

@@ -36,7 +36,33 @@ type Sources struct {
 	Releases, Features string
 	// Out is where the pages go (default: the first folder given).
 	Out string
+	// Jobs, where given, is what the CI workflow says of the jobs before
+	// the sign-off: each cell of a column is then expected in a folder of
+	// Cells, and a column that lacks a cell's report says how that cell's
+	// job ended.
+	Jobs *Jobs
 }
+
+// Jobs is what the CI workflow's signoff job knows of the jobs before it
+// (e2e/cmd/signoff's --unit-result, --e2e-result and --labels).
+type Jobs struct {
+	// Unit is the unit job's result (needs.unit.result): where it is not
+	// success no cell ran, and the verdict says so first.
+	Unit string
+	// E2E is the e2e job's result (needs.e2e.result), one value for all
+	// its cells: said of a cell that uploaded nothing.
+	E2E string
+	// Labels is the run's own label filter ("": the groups), which names
+	// each column's cells (matrix.Cells): each in the folder its artifact
+	// is named for (matrix.Cell.Artifact), with its report and the file
+	// ResultFile.
+	Labels string
+}
+
+// ResultFile is the file of a cell's folder that says how its CI job
+// ended (job.status where it uploaded: success, failure, cancelled),
+// written also where make e2e wrote no report.
+const ResultFile = "result"
 
 // Collect writes signoff.md, signoff.html and signoff.json from the
 // reports of src and prints the verdict last on stdout; it returns the
@@ -47,13 +73,21 @@ type Sources struct {
 // the verdict and the exit code are the released columns'. A column no report is found
 // for is a failed column; a column's reports merge into one (report.Merge).
 func Collect(src Sources, stdout, stderr io.Writer) int {
-	columns := src.Columns
+	// The columns asked for that do not exist (a release that does not
+	// list the set) are left out, as the CI workflow's matrix left them
+	// out, and said; they fail nothing.
+	columns, err := src.Columns, error(nil)
+	var left []matrix.LeftOut
 	if columns == nil {
-		var err error
-		if columns, err = matrix.Columns(src.Releases, src.Features); err != nil {
-			fmt.Fprintln(stderr, "signoff:", err)
-			return ExitUsage
-		}
+		columns, left, err = matrix.Available(src.Releases, src.Features)
+	}
+	var missing map[string][]string
+	if err == nil && src.Jobs != nil {
+		missing, err = missingCells(src.Cells, columns, *src.Jobs)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "signoff:", err)
+		return ExitUsage
 	}
 	// Past here every way out prints a verdict last.
 	fail := func(err error) int {
@@ -72,7 +106,7 @@ func Collect(src Sources, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	runs, err := merge(columns, found)
+	runs, err := merge(columns, found, missing)
 	if err != nil {
 		return fail(err)
 	}
@@ -90,6 +124,13 @@ func Collect(src Sources, stdout, stderr io.Writer) int {
 		}
 	}
 	m := Build(runs, dirOf)
+	m.LeftOut = left
+	if j := src.Jobs; j != nil && j.Unit != "" && j.Unit != "success" {
+		m.Unit = j.Unit
+		if m.Apart != nil {
+			m.Apart.Unit = j.Unit
+		}
+	}
 	if err := m.Write(out); err != nil {
 		return fail(err)
 	}
@@ -147,14 +188,20 @@ func find(artifacts, cells []string, columns []matrix.Column, stderr io.Writer) 
 
 // merge gives one report per column, in the matrix's order: the merge of
 // its reports. A column with none is a failed column: its report has
-// nothing but that suite problem.
-func merge(columns []matrix.Column, found map[string][]report.Report) ([]report.Report, error) {
+// nothing but that suite problem, or, where the cells are known
+// (missing, by column key), how each cell's job ended. A column that
+// lacks some of its cells' reports has them Missing: it failed, and
+// never reads as a run a filter left specs out of.
+func merge(columns []matrix.Column, found map[string][]report.Report, missing map[string][]string) ([]report.Report, error) {
 	var runs []report.Report
 	for _, c := range columns {
 		parts := found[c.Key()]
 		if len(parts) == 0 {
-			runs = append(runs, report.Report{Meta: report.Meta{Release: c.Release, Features: c.Features, Allocator: c.Allocator},
-				Problems: []string{"no report.json of this column was found"}})
+			r := report.Report{Meta: report.Meta{Release: c.Release, Features: c.Features, Allocator: c.Allocator}, Missing: missing[c.Key()]}
+			if len(r.Missing) == 0 {
+				r.Problems = []string{"no report.json of this column was found"}
+			}
+			runs = append(runs, r)
 			continue
 		}
 		// The matrix's column holds a sign-off column per device class that
@@ -173,8 +220,91 @@ func merge(columns []matrix.Column, found map[string][]report.Report) ([]report.
 			if err != nil {
 				return nil, err
 			}
+			merged.Missing = append(merged.Missing, missing[c.Key()]...)
 			runs = append(runs, merged)
 		}
 	}
 	return runs, nil
+}
+
+// missingCells says, by column key, which of each column's cells (those
+// of jobs.Labels) has no report in the cells folders dirs, and how its CI
+// job ended: as its folder's ResultFile says, or, where it uploaded
+// nothing (a runner lost, a job killed before its last steps), that and
+// the e2e job's one result for all its cells. Where the unit job did not
+// succeed no cell ran: each column says that once, and blames no cell.
+// Cells of one column that ended alike are said together, each by its
+// job's name on the run's page ("e2e 1.35 defaults serial").
+func missingCells(dirs []string, columns []matrix.Column, jobs Jobs) (map[string][]string, error) {
+	cells, err := matrix.Cells(columns, jobs.Labels)
+	if err != nil {
+		return nil, err
+	}
+	// said is one way cells of a column ended, and their jobs.
+	type said struct {
+		why, note string
+		jobs      []string
+	}
+	byColumn := map[string][]*said{}
+	for _, c := range cells {
+		if cellReport(dirs, c) {
+			continue
+		}
+		key := c.Release + " " + c.Features
+		s := said{jobs: []string{"e2e " + c.Name}}
+		switch result := cellResult(dirs, c); {
+		case jobs.Unit != "" && jobs.Unit != "success":
+			s = said{why: "no report: the unit job ended " + jobs.Unit}
+		case result != "":
+			s.why = "no report: its job ended " + result
+		default:
+			s.why = "no report: its job ended without uploading"
+			if jobs.E2E != "" {
+				s.note = "the e2e job, of all its cells, ended " + jobs.E2E
+			}
+		}
+		if i := slices.IndexFunc(byColumn[key], func(o *said) bool { return o.why == s.why }); i >= 0 {
+			byColumn[key][i].jobs = append(byColumn[key][i].jobs, s.jobs...)
+		} else {
+			byColumn[key] = append(byColumn[key], &s)
+		}
+	}
+	out := map[string][]string{}
+	for key, all := range byColumn {
+		for _, s := range all {
+			line := s.why
+			if len(s.jobs) > 0 {
+				line += " (" + strings.Join(s.jobs, ", ")
+				if s.note != "" {
+					line += "; " + s.note
+				}
+				line += ")"
+			}
+			out[key] = append(out[key], line)
+		}
+	}
+	return out, nil
+}
+
+// cellReport says whether a folder of dirs holds the cell's report.
+func cellReport(dirs []string, c matrix.Cell) bool {
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, c.Artifact, c.Release, "report.json")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// cellResult is how the cell's job ended, as its ResultFile says ("" where
+// no folder of dirs holds one).
+func cellResult(dirs []string, c matrix.Cell) string {
+	for _, dir := range dirs {
+		if b, err := os.ReadFile(filepath.Join(dir, c.Artifact, ResultFile)); err == nil {
+			if line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); line != "" {
+				return line
+			}
+		}
+	}
+	return ""
 }

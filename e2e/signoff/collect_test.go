@@ -42,7 +42,7 @@ func TestFindAndMergeByColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := merge(columns, found)
+	runs, err := merge(columns, found, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

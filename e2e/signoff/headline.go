@@ -19,12 +19,19 @@ import (
 // column ran a pre-release the line starts with it ("Pre-release
 // Kubernetes v1.38.0-beta.0 (not 1.38.0): "), so that the sign-off of one
 // never reads as the release's.
+//
+// The columns asked for that do not exist close it ("; left out: 1.33 has
+// no stable set"), neither signed off nor failed.
 func (m Matrix) Verdict() string {
+	v := m.verdict()
+	if left := m.leftOutList(); left != "" {
+		v += "; left out: " + left
+	}
 	pre := preReleases(m.Runs)
 	if len(pre) == 0 {
-		return m.verdict()
+		return v
 	}
-	return "Pre-release Kubernetes " + strings.Join(pre, ", ") + ": " + m.verdict()
+	return "Pre-release Kubernetes " + strings.Join(pre, ", ") + ": " + v
 }
 
 // preReleases names each pre-release the columns ran, once, in their order:
@@ -44,9 +51,13 @@ func preReleases(runs []report.Report) []string {
 // verdict is the line, of released and pre-release columns alike.
 func (m Matrix) verdict() string {
 	signed := m.SignedColumns()
-	if signed < len(m.Runs) || len(m.Runs) == 0 {
+	if signed < len(m.Runs) || len(m.Runs) == 0 || m.Unit != "" {
 		head := "NOT signed off"
 		switch broke := m.clusterBroke(); {
+		case m.Unit != "":
+			// The CI workflow runs no cell unless make test passed: what
+			// failed is the unit job, not a column.
+			head += ": the unit job ended " + m.Unit + " (make test: its log says why), so no cell ran;"
 		case m.interrupted():
 			// The suite never aborts itself: a stopped run is a signal,
 			// Ctrl-C or a CI job's cancel.

@@ -49,7 +49,7 @@ func (m Matrix) HTML() (string, error) {
 		"Verdict": m.Verdict(), "Signed": m.SignedOff(), "Apart": apartView(m.Apart),
 		"Headings": headings(m.Runs), "Rows": rows, "Provenance": m.provenance(), "Note": standingNote,
 		"KEP": link{kepText, requirements.KEPReadme}, "KEPIssue": link{kepIssue, requirements.KEPIssue},
-		"Defects": m.Document().KnownDefects, "DefectsNote": defectsNote,
+		"Defects": m.Document().KnownDefects, "DefectsNote": defectsNote, "LeftOut": m.leftOutList(), "LeftOutNote": leftOutNote,
 	})
 	return buf.String(), err
 }
@@ -95,6 +95,7 @@ small{display:block;font-weight:normal;color:#555}
 <p id="kep">The rows are the requirements of <a href="{{.KEP.URL}}">{{.KEP.Text}}</a> (<a href="{{.KEPIssue.URL}}">{{.KEPIssue.Text}}</a>), each by its ID.</p>
 <p>{{.Note}}</p>
 {{with .Apart}}<p id="prerelease"><strong>Pre-release columns, judged apart</strong> ({{.Columns}}): {{.Note}} <a href="{{.Link}}">{{.Link}}</a>: {{.Verdict}}.</p>
+{{end}}{{if .LeftOut}}<p id="left-out"><strong>Left out</strong>: {{.LeftOut}}. {{.LeftOutNote}}</p>
 {{end}}<table id="matrix"><thead><tr><th>KEP requirement</th>{{range .Headings}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><td>{{.Requirement}}</td>{{range .Cells}}<td class="{{.Class}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{range .Defects}} {{if .URL}}<a href="{{.URL}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{end}}{{range .Reasons}}<small>{{.}}</small>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>

@@ -18,9 +18,10 @@ import (
 // changes meaning, so that a program comparing two sign-offs can tell.
 // Fields added since are optional and left out where zero (interrupted,
 // cutShort, clusterBreaks, clusterBroke, a column's version and
-// preRelease, the preRelease sign-off apart), so a file written before
-// them reads as it did: a run that was not interrupted, whose cluster
-// held, of released columns that named no version.
+// preRelease, the preRelease sign-off apart, leftOut, unitResult), so a
+// file written before them reads as it did: a run that was not
+// interrupted, whose cluster held, of released columns that named no
+// version, with no column left out and no unit job said.
 const JSONSchemaVersion = 1
 
 // Document is signoff.json: the verdict, the columns with their provenance,
@@ -44,6 +45,20 @@ type Document struct {
 	// PreRelease is the sign-off of the pre-release columns, judged apart
 	// (Matrix.Apart): neither SignedOff nor ExitCode counts them.
 	PreRelease *ApartDoc `json:"preRelease,omitempty"`
+	// LeftOut are the columns asked for that do not exist (a release
+	// that does not list the set), each with why: nothing ran of them,
+	// and nothing counts them.
+	LeftOut []LeftOutDoc `json:"leftOut,omitempty"`
+	// UnitResult is the CI workflow's unit job's result where it was not
+	// success: no cell ran, and the sign-off failed.
+	UnitResult string `json:"unitResult,omitempty"`
+}
+
+// LeftOutDoc is a column asked for that does not exist.
+type LeftOutDoc struct {
+	Release  string `json:"release"`
+	Features string `json:"features"`
+	Why      string `json:"why"`
 }
 
 // ApartDoc is where the sign-off of the pre-release columns judged apart
@@ -121,7 +136,10 @@ type DefectSpecSeen struct {
 func (m Matrix) Document() Document {
 	d := Document{SchemaVersion: JSONSchemaVersion, Verdict: m.Verdict(), SignedColumns: m.SignedColumns(), Interrupted: m.interrupted(),
 		ExitCode: m.ExitCode(), Releases: m.Releases()}
-	d.SignedOff = m.SignedOff()
+	d.SignedOff, d.UnitResult = m.SignedOff(), m.Unit
+	for _, l := range m.LeftOut {
+		d.LeftOut = append(d.LeftOut, LeftOutDoc{Release: l.Release, Features: l.Features, Why: l.Why()})
+	}
 	if a := m.Apart; a != nil {
 		d.PreRelease = &ApartDoc{Path: PreReleaseDir + "/signoff.json", Verdict: a.Verdict(), SignedOff: a.SignedOff(), ExitCode: a.ExitCode()}
 		for _, r := range a.Runs {

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kep5018/adminaccess-conformance/e2e/matrix"
 	"github.com/kep5018/adminaccess-conformance/e2e/report"
 	"github.com/kep5018/adminaccess-conformance/e2e/requirements"
 )
@@ -75,6 +76,13 @@ type Matrix struct {
 	// into PreReleaseDir beside it. Nil otherwise: a sign-off of
 	// pre-release columns alone is the sign-off, its verdict saying so.
 	Apart *Matrix
+	// LeftOut are the columns asked for that do not exist (a release that
+	// does not list the set: matrix.Available): said on the pages and in
+	// the verdict, counted as nothing.
+	LeftOut []matrix.LeftOut
+	// Unit is the CI workflow's unit job's result where it was not
+	// success ("failure"): no cell ran, and the verdict says so first.
+	Unit string
 }
 
 // PreReleaseDir is the folder, beside a sign-off of released columns,
@@ -291,6 +299,18 @@ const (
 // pages of the releases' sign-off.
 const apartNote = "neither this verdict nor its exit code counts them; their own sign-off is"
 
+// leftOutNote says what a column left out is, on both pages.
+const leftOutNote = "Asked for, but no column: the release does not list that DRA feature set, so nothing ran and nothing failed."
+
+// leftOutList names the columns left out, "" where none was.
+func (m Matrix) leftOutList() string {
+	whys := make([]string, len(m.LeftOut))
+	for i, l := range m.LeftOut {
+		whys[i] = l.Why()
+	}
+	return strings.Join(whys, ", ")
+}
+
 // defectsNote says what a known upstream defect is, on both pages.
 const defectsNote = "Met where the release table declares them (clusters/release/defects.go, docs/verdicts.md): each spec checked that the promise failed as declared, for the declared cause, and counts as a known upstream defect, neither passed nor failed."
 
@@ -309,6 +329,9 @@ func (m Matrix) Markdown() string {
 	if a := m.Apart; a != nil {
 		fmt.Fprintf(&b, "**Pre-release columns, judged apart** (%s): %s [%s](%s): %s.\n\n",
 			columnList(a.Runs), apartNote, PreReleaseDir+"/signoff.md", PreReleaseDir+"/signoff.md", a.Verdict())
+	}
+	if left := m.leftOutList(); left != "" {
+		fmt.Fprintf(&b, "**Left out**: %s. %s\n\n", left, leftOutNote)
 	}
 	b.WriteString("| KEP requirement |")
 	for _, r := range m.Runs {

@@ -182,6 +182,9 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	if cut {
 		why = append(why, breakage(r))
 	}
+	// A cell without a report: the column failed, however its other
+	// cells' specs read (never a run a filter left specs out of).
+	why = append(why, r.Missing...)
 	if r.Totals.Failed > 0 {
 		why = append(why, fmt.Sprintf("%d failed", r.Totals.Failed))
 	}
@@ -190,7 +193,7 @@ func (m Matrix) judge(r report.Report) ([]string, int) {
 	}
 	if len(why) > 0 {
 		why = append(why, breakNotes(r)...)
-		if cut && !r.Interrupted && r.Totals.Failed == 0 && len(r.Problems) == 0 {
+		if cut && !r.Interrupted && r.Totals.Failed == 0 && len(r.Problems) == 0 && len(r.Missing) == 0 {
 			return why, ExitClusterBroke
 		}
 		return why, ExitFailed
@@ -237,12 +240,13 @@ func (m Matrix) Unsigned(r report.Report) []string {
 }
 
 // ExitCode is what signoff exits with: ExitFailed where any column failed
-// or was interrupted (or there is none), else ExitClusterBroke where a
-// column's cluster broke under its run, else ExitLeftOut where any left
-// requirements out, else ExitSignedOff. The pre-release columns judged
-// apart (Apart) have their own, which this does not count.
+// or was interrupted (or there is none, or the unit job failed), else
+// ExitClusterBroke where a column's cluster broke under its run, else
+// ExitLeftOut where any left requirements out, else ExitSignedOff. The
+// pre-release columns judged apart (Apart) have their own, which this
+// does not count; the columns left out (LeftOut) count for nothing.
 func (m Matrix) ExitCode() int {
-	if len(m.Runs) == 0 {
+	if len(m.Runs) == 0 || m.Unit != "" {
 		return ExitFailed
 	}
 	code := ExitSignedOff
@@ -257,9 +261,10 @@ func (m Matrix) ExitCode() int {
 	return code
 }
 
-// SignedOff says whether the sign-off is one: every column signed off.
+// SignedOff says whether the sign-off is one: every column signed off
+// (and the unit job, where CI said it, passed).
 func (m Matrix) SignedOff() bool {
-	return len(m.Runs) > 0 && m.SignedColumns() == len(m.Runs)
+	return len(m.Runs) > 0 && m.Unit == "" && m.SignedColumns() == len(m.Runs)
 }
 
 // SignedColumns counts the columns signed off.

@@ -8,6 +8,12 @@
 // releases the releases; --format offline the releases whose node image is
 // built offline (kind publishes none), as a JSON array for the workflow's
 // node-image jobs. make matrix prints the same through e2e/cmd/run.
+//
+// A release that does not list the feature set asked for (1.33 and
+// stable) is left out, not refused: the columns that exist are printed,
+// and each one left out is said on stderr ("matrix: left out: 1.33 has no
+// stable set") and under the table. It exits 2 where the arguments are
+// bad or nothing at all is left.
 package main
 
 import (
@@ -27,6 +33,13 @@ func main() {
 	err := fmt.Errorf("unexpected argument %q", flag.Arg(0))
 	if flag.NArg() == 0 {
 		err = matrix.Print(os.Stdout, *format, *releases, *features, *labels)
+	}
+	// The table says what it left out itself; the other formats are
+	// read by programs, so it goes to the log.
+	if _, left, lerr := matrix.Available(*releases, *features); err == nil && lerr == nil && *format != "table" {
+		for _, l := range left {
+			fmt.Fprintln(os.Stderr, "matrix: left out:", l.Why())
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)

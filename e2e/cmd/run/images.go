@@ -114,3 +114,27 @@ func printImages(ctx context.Context, w, stderr io.Writer, c run.Config) int {
 	}
 	return 0
 }
+
+// printNodeImageTag is make node-image-tag: the tag make node-image (and
+// make e2e, where it builds one) gives K8S_VERSION's offline-built node
+// image, a hash of its recipe (clusters/nodesource/internal/nodeimage's
+// Recipe.Tag: the Kubernetes version, containerd, etcd, CoreDNS and pause,
+// the Debian suite and packages, any stand-in, the build's assets),
+// alone on stdout. It reads the recipe as the build does (the release's
+// Kubernetes module, downloaded where it is not here) and builds nothing:
+// the CI workflow's cache key of the image, which changes only where the
+// image would.
+func printNodeImageTag(ctx context.Context, w, stderr io.Writer, c run.Config) int {
+	r, err := release.Get(c.Get("K8S_VERSION"))
+	if err != nil {
+		fmt.Fprintln(stderr, "node-image-tag:", err)
+		return run.ExitRefused
+	}
+	tag, _, err := offlineImages(ctx, r, c.Out(), c.Root())
+	if err != nil {
+		fmt.Fprintln(stderr, "node-image-tag: the offline build's recipe:", err)
+		return 1
+	}
+	fmt.Fprintln(w, tag)
+	return 0
+}

@@ -84,6 +84,38 @@ func TestImagesOfARun(t *testing.T) {
 	}
 }
 
+// make node-image-tag prints the offline build's tag of K8S_VERSION alone,
+// the tag make node-image gives it (the CI workflow's cache key), and
+// refuses a release the table lacks.
+func TestNodeImageTag(t *testing.T) {
+	was := offlineImages
+	t.Cleanup(func() { offlineImages = was })
+	var asked []string
+	offlineImages = func(_ context.Context, r release.Release, _, _ string) (string, []string, error) {
+		asked = append(asked, r.Minor)
+		return "kind-e2e/node:v" + r.Version + "-abc", []string{"registry.k8s.io/kube-apiserver:v" + r.Version}, nil
+	}
+	r, err := release.Get("1.33")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	if code := printNodeImageTag(context.Background(), &out, &errs, run.Resolve(lookup("K8S_VERSION", "1.33"), nil, t.TempDir())); code != 0 || out.String() != "kind-e2e/node:v"+r.Version+"-abc\n" || len(asked) != 1 {
+		t.Errorf("exit %d, printed %q (recipes read: %q): %s", code, out.String(), asked, errs.String())
+	}
+	out.Reset()
+	if code := printNodeImageTag(context.Background(), &out, &errs, run.Resolve(lookup("K8S_VERSION", "1.30"), nil, t.TempDir())); code != run.ExitRefused || out.Len() > 0 {
+		t.Errorf("an unknown release: exit %d, printed %q", code, out.String())
+	}
+	offlineImages = func(context.Context, release.Release, string, string) (string, []string, error) {
+		return "", nil, errors.New("go mod download: no network")
+	}
+	errs.Reset()
+	if code := printNodeImageTag(context.Background(), &out, &errs, run.Resolve(lookup("K8S_VERSION", "1.33"), nil, t.TempDir())); code != 1 || !strings.Contains(errs.String(), "no network") || out.Len() > 0 {
+		t.Errorf("an unreadable recipe: exit %d, %q", code, errs.String())
+	}
+}
+
 // lookup reads the variables given as name, value, ...
 func lookup(kv ...string) func(string) (string, bool) {
 	m := map[string]string{}

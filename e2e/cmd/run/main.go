@@ -46,6 +46,7 @@ const usage = `usage: run [--given "NAMES"] [--make-started SECONDS] COMMAND
                   a registry on this machine at REGISTRY_PORT
   variables       the table of variables, as docs/variables.md shows it
   images          every image a run of K8S_VERSIONS pulls or makes, for mirroring
+  node-image-tag  the tag of K8S_VERSION's offline-built node image (its recipe's hash), building nothing
   clean           remove _output and ARTIFACTS
 `
 
@@ -119,6 +120,8 @@ func command(ctx context.Context, p *run.Pipeline, c run.Config, name string) in
 		return 0
 	case "images":
 		return printImages(ctx, os.Stdout, os.Stderr, c)
+	case "node-image-tag":
+		return printNodeImageTag(ctx, os.Stdout, os.Stderr, c)
 	case "clean":
 		fmt.Println("rm -rf", c.Out(), c.Get("ARTIFACTS"))
 		if err := errors.Join(os.RemoveAll(c.Out()), os.RemoveAll(c.Get("ARTIFACTS"))); err != nil {

@@ -22,6 +22,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,21 @@ type step struct {
 	Env             map[string]string `json:"env"`
 	With            map[string]any    `json:"with"`
 	ContinueOnError bool              `json:"continue-on-error"`
+}
+
+// needs are the jobs the job needs, by name.
+func (j job) needs() []string {
+	switch n := j.Needs.(type) {
+	case string:
+		return []string{n}
+	case []any:
+		var out []string
+		for _, v := range n {
+			out = append(out, fmt.Sprint(v))
+		}
+		return out
+	}
+	return nil
 }
 
 func (s step) title() string {
@@ -103,10 +119,12 @@ type jobRun struct {
 	previousRun string
 
 	// What the run did.
-	outputs    map[string]map[string]string // step id -> outputs
-	exits      map[string]int               // step title -> exit code of a run: step
-	ran        []string                     // step titles, in order
-	failed     bool
+	outputs map[string]map[string]string // step id -> outputs
+	exits   map[string]int               // step title -> exit code of a run: step
+	ran     []string                     // step titles, in order
+	failed  bool
+	// cacheKeys are the keys the job's cache steps looked up, in order.
+	cacheKeys  []string
 	summary    strings.Builder
 	jobOutputs map[string]string // the job's outputs
 }
@@ -218,13 +236,12 @@ func (r *jobRun) runScript(s step, env map[string]string) error {
 }
 
 // uses stands in for an action: the artifact actions by what their source
-// does with these inputs; checkout, setup-go and the caches by nothing (the
-// workspace and the go command are there already, and no job here builds a
-// node image).
+// does with these inputs; checkout and setup-go by nothing (the workspace
+// and the go command are there already); the caches by a hit of the key
+// they look up, which the job records (no job here builds a node image).
 func (r *jobRun) uses(s step, env map[string]string) error {
 	name, _, _ := strings.Cut(s.Uses, "@")
-	// The inputs, read (of the artifact actions only: a cache's key
-	// calls hashFiles, which this evaluator does not know).
+	// The inputs, read.
 	inputs := func() map[string]string {
 		with := map[string]string{}
 		for k, v := range s.With {
@@ -241,7 +258,13 @@ func (r *jobRun) uses(s step, env map[string]string) error {
 		return r.upload(inputs())
 	case "actions/download-artifact":
 		return r.download(inputs())
-	case "actions/checkout", "actions/setup-go", "actions/cache", "actions/cache/restore":
+	case "actions/cache", "actions/cache/restore":
+		r.cacheKeys = append(r.cacheKeys, inputs()["key"])
+		if s.ID != "" {
+			r.outputs[s.ID] = map[string]string{"cache-hit": "true"}
+		}
+		return nil
+	case "actions/checkout", "actions/setup-go":
 		return nil
 	}
 	r.t.Fatalf("job %s, step %q: no stand-in for %s", r.name, s.title(), s.Uses)
@@ -404,8 +427,22 @@ func (r *jobRun) eval(src string, env map[string]string) (any, error) {
 }
 
 // lookup is a context's value. inputs and steps of a step that did not
-// run are null, as on GitHub; any other name the test was not given fails.
+// run are null, as on GitHub; job.status is the job's so far; needs.X is
+// there only where the job needs X, as on GitHub; any other name the test
+// was not given fails.
 func (r *jobRun) lookup(name string, env map[string]string) (any, error) {
+	if rest, ok := strings.CutPrefix(name, "needs."); ok {
+		job, _, _ := strings.Cut(rest, ".")
+		if !slices.Contains(r.job.needs(), job) {
+			return nil, fmt.Errorf("%s: job %s does not need %s (needs %v)", name, r.name, job, r.job.needs())
+		}
+	}
+	if name == "job.status" {
+		if r.failed {
+			return "failure", nil
+		}
+		return "success", nil
+	}
 	if v, ok := r.contexts[name]; ok {
 		return v, nil
 	}

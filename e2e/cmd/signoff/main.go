@@ -8,7 +8,21 @@
 // as make e2e writes them) and from --cells DIR (DIR/<cell>/<release>/
 // report.json: the cells of a CI matrix or of make signoff, each of which
 // ran some of a column's groups); a column's reports merge into one
-// (report.Merge).
+// (report.Merge). A release of --releases that does not list the set of
+// --features is left out (e2e/matrix's Available, as the CI workflow's
+// matrix job left it out) and said: "left out: 1.33 has no stable set",
+// which fails nothing.
+//
+// The CI workflow's signoff job says how the jobs before it ended:
+// --unit-result (needs.unit.result; other than success, no cell ran, and
+// the verdict says so first) and --e2e-result (needs.e2e.result, one for
+// all the cells). Given either, every cell of each column (its groups, or
+// the one cell of --labels, the run's own filter) is expected in a --cells
+// folder named for its artifact (e2e-1.35-defaults-serial), and a cell
+// without a report makes its column fail, saying how its job ended: "no
+// report: its job ended failure (e2e 1.35 defaults serial)", from the
+// file result the cell uploads, or "its job ended without uploading"
+// where it uploaded nothing.
 //
 // Its last line on stdout is the verdict, the first line of the pages
 // ("signoff: Signed off ..." or "signoff: NOT signed off: ..."), and its
@@ -18,8 +32,9 @@
 //	   requirements the run can reach there ("Signed off for the N
 //	   requirements ... on this cluster; M out of reach (...)")
 //	1  not signed off: a spec failed, a suite problem, a column without a
-//	   report, a requirement of a whole run that no spec ran for, an
-//	   interrupted run, or the reports could not be read or the pages written
+//	   report or a cell without one, the unit job failed, a requirement of
+//	   a whole run that no spec ran for, an interrupted run, or the
+//	   reports could not be read or the pages written
 //	2  the command was called wrongly (flags, releases, feature sets)
 //	3  not a sign-off, though what ran passed: LABELS, FOCUS or SKIP left
 //	   specs out, or on a cluster the suite made the run left a requirement
@@ -104,11 +119,16 @@ func collect(args []string, stdout, stderr io.Writer) int {
 	releases := flags.String("releases", "", `the releases of the run, e.g. "1.33 1.34 1.35", or all`)
 	features := flags.String("features", "all", "the DRA feature set of the run's columns, or all that each release lists")
 	out := flags.String("out", "", "where signoff.md, signoff.html and signoff.json go (default: the first folder given)")
+	var jobs signoff.Jobs
+	flags.StringVar(&jobs.Unit, "unit-result", "", "the CI workflow's unit job's result (needs.unit.result): other than success, no cell ran")
+	flags.StringVar(&jobs.E2E, "e2e-result", "", "the CI workflow's e2e job's result (needs.e2e.result), one for all its cells")
+	flags.StringVar(&jobs.Labels, "labels", "", "the run's own label filter, which makes each column one cell (with --unit-result or --e2e-result)")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, `usage: signoff [--artifacts DIR ...] [--cells DIR ...] --releases "1.35 1.36" [--features all|SET] [--out DIR]
+              [--unit-result RESULT] [--e2e-result RESULT] [--labels FILTER]
        signoff diff OLD/signoff.json NEW/signoff.json`)
 		flags.PrintDefaults()
-		fmt.Fprintln(stderr, "exit: 0 signed off, 1 not signed off (a failure, a suite problem, a column without a report), 2 called wrongly, 3 what ran passed but the run left requirements out (LABELS, FOCUS, SKIP; UPGRADE=0)")
+		fmt.Fprintln(stderr, "exit: 0 signed off, 1 not signed off (a failure, a suite problem, a column or a cell without a report, the unit job failed), 2 called wrongly, 3 what ran passed but the run left requirements out (LABELS, FOCUS, SKIP; UPGRADE=0)")
 	}
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -120,5 +140,17 @@ func collect(args []string, stdout, stderr io.Writer) int {
 		flags.Usage()
 		return signoff.ExitUsage
 	}
-	return signoff.Collect(signoff.Sources{Artifacts: artifacts, Cells: cells, Releases: *releases, Features: *features, Out: *out}, stdout, stderr)
+	src := signoff.Sources{Artifacts: artifacts, Cells: cells, Releases: *releases, Features: *features, Out: *out}
+	// The CI workflow's jobs, where it said how they ended: the cells of
+	// each column are then known.
+	flags.Visit(func(f *flag.Flag) {
+		if f.Name == "unit-result" || f.Name == "e2e-result" {
+			src.Jobs = &jobs
+		}
+	})
+	if src.Jobs == nil && jobs.Labels != "" {
+		fmt.Fprintln(stderr, "signoff: --labels names the CI run's cells: give it with --unit-result or --e2e-result")
+		return signoff.ExitUsage
+	}
+	return signoff.Collect(src, stdout, stderr)
 }

@@ -56,6 +56,9 @@ func TestExitCodeAndLastLineAgree(t *testing.T) {
 		{"failed", &failed, nil, signoff.ExitFailed, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults class gpu.example.com: 1 failed ("},
 		{"no report", nil, nil, signoff.ExitFailed, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults: suite problem: no report.json of this column was found ("},
 		{"partial", &partial, nil, signoff.ExitLeftOut, "signoff: NOT signed off: 0 of 1 columns signed off; 1.35 defaults class gpu.example.com: partial: "},
+		{"the unit job failed", nil, []string{"--releases", "1.35", "--features", "defaults", "--unit-result", "failure", "--e2e-result", "skipped"}, signoff.ExitFailed,
+			"signoff: NOT signed off: the unit job ended failure (make test: its log says why), so no cell ran; 0 of 1 columns signed off; 1.35 defaults: no report: the unit job ended failure ("},
+		{"--labels without the jobs", ptr(wholeRun()), []string{"--releases", "1.35", "--labels", "authz"}, signoff.ExitUsage, ""},
 		{"no releases", ptr(wholeRun()), []string{"--releases", " "}, signoff.ExitUsage, ""},
 		{"unknown feature set", ptr(wholeRun()), []string{"--releases", "1.35", "--features", "nothing"}, signoff.ExitUsage, ""},
 	} {

@@ -21,12 +21,20 @@ import (
 
 // The stand-ins on the runner's PATH: make e2e writes the report the test
 // made for the cell (none where it made none), says how it was called and
-// exits as told, gh names the previous weekly run and keeps a release's
+// exits as told, make node-image-tag prints a tag of the release (the
+// recipe's hash is make's, e2e/cmd/run's test), gh names the previous weekly run and keeps a release's
 // assets in SIGNOFF_TEST_GH, docker loads nothing. go is the real one, in a workspace
 // that is this repository's checkout (checkout below).
 var standIns = map[string]string{
 	"make": `#!/bin/bash
-[ "$1" = e2e ] || { echo "make stand-in: only make e2e" >&2; exit 2; }
+[ "$1" = -s ] && shift
+if [ "$1" = node-image-tag ]; then
+  shift
+  for a in "$@"; do export "${a%%=*}=${a#*=}"; done
+  echo "kind-e2e/node:v$K8S_VERSION-0123456789ab"
+  exit 0
+fi
+[ "$1" = e2e ] || { echo "make stand-in: only make e2e and make node-image-tag" >&2; exit 2; }
 shift
 for a in "$@"; do export "${a%%=*}=${a#*=}"; done
 printf '%s\n' "$K8S_VERSION" "$FEATURES" "$LABELS" > "$SIGNOFF_TEST_MAKE_ARGS"
@@ -125,6 +133,8 @@ type scenario struct {
 	wantExit    int
 	wantSigned  bool
 	wantSummary []string
+	// wantMatrixSummary are in the matrix job's summary.
+	wantMatrixSummary []string
 	// wantApart is the exit code of the pre-release columns' sign-off,
 	// judged apart; 0 where there is none (the step then exits 0).
 	wantApart int
@@ -176,6 +186,14 @@ func TestWorkflowSignOffJobAsWritten(t *testing.T) {
 			change:  outcomes{"1.36 stable": {4: failing}},
 			wantE2E: true, wantExit: signoff.ExitFailed, wantApart: signoff.ExitSignedOff,
 			wantSummary: []string{"**NOT signed off: ", "; 1.36 stable: 1 failed", "**Pre-release Kubernetes v1.38.0-beta.0 (not 1.38.0): Signed off: all 2 columns (1.38 defaults, 1.38 alpha)"}},
+		// The form offers every set beside every release: those that
+		// lack it are left out, said by the matrix and the sign-off, and
+		// fail nothing.
+		{name: "dispatch: a set some releases lack", event: "workflow_dispatch",
+			inputs:  map[string]string{"release": "all", "features": "stable", "labels": ""},
+			wantE2E: true, wantCells: 6, wantColumns: 2, wantExit: signoff.ExitSignedOff, wantSigned: true,
+			wantMatrixSummary: []string{"2 columns, 6 cells\nleft out: 1.33 has no stable set\nleft out: 1.34 has no stable set\n"},
+			wantSummary:       []string{"; left out: 1.33 has no stable set, 1.34 has no stable set, 1.35 has no stable set, 1.38 has no stable set.**", "**Left out**: 1.33 has no stable set, "}},
 		{name: "dispatch: a pre-release alone", event: "workflow_dispatch",
 			inputs:  map[string]string{"release": "1.38", "features": "all", "labels": ""},
 			wantE2E: true, wantColumns: 2, wantExit: signoff.ExitSignedOff, wantSigned: true,
@@ -201,7 +219,7 @@ func newWorkflowRun(t *testing.T, w workflow, tools, event string, inputs map[st
 		t.Fatal(err)
 	}
 	contexts := map[string]string{"github.event_name": event, "github.run_id": "42", "github.run_attempt": "1", "github.token": "token",
-		"needs.unit.result": "success", "needs.node-image.result": "success"}
+		"needs.unit.result": "success", "needs.node-image.result": "success", "needs.e2e.result": "success"}
 	for k, v := range inputs {
 		contexts["inputs."+k] = v
 	}
@@ -278,7 +296,7 @@ func (wr *workflowRun) cell(c matrix.Cell, r *report.Report, makeExit int, store
 		}
 	}
 	j := wr.job("e2e", "SIGNOFF_TEST_REPORT="+reportFile, "SIGNOFF_TEST_MAKE_ARGS="+argsFile, fmt.Sprintf("SIGNOFF_TEST_MAKE_EXIT=%d", makeExit))
-	for k, v := range map[string]string{"name": c.Name, "release": c.Release, "features": c.Features, "group": c.Group, "labels": c.Labels} {
+	for k, v := range map[string]string{"name": c.Name, "release": c.Release, "features": c.Features, "group": c.Group, "labels": c.Labels, "artifact": c.Artifact} {
 		j.contexts["matrix."+k] = v
 	}
 	j.artifacts = store
@@ -299,9 +317,13 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 	// publishes no image of.
 	offline := []string{}
 	if sc.wantE2E {
-		for _, m := range strings.Fields(mx.jobOutputs["releases"]) {
-			if r, err := release.Get(m); err == nil && r.Published == "" {
-				offline = append(offline, m)
+		cols, _, err := matrix.Available(mx.jobOutputs["releases"], mx.jobOutputs["features"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cols {
+			if r, err := release.Get(c.Release); err == nil && r.Published == "" && !slices.Contains(offline, c.Release) {
+				offline = append(offline, c.Release)
 			}
 		}
 		if got, _ := json.Marshal(offline); mx.jobOutputs["offline"] != string(got) {
@@ -311,14 +333,22 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 	if got := mx.jobOutputs["e2e"] == "true"; got != sc.wantE2E {
 		t.Fatalf("matrix says e2e=%q; want %v (outputs %v)", mx.jobOutputs["e2e"], sc.wantE2E, mx.jobOutputs)
 	}
+	for _, want := range sc.wantMatrixSummary {
+		if !strings.Contains(mx.summary.String(), want) {
+			t.Errorf("the matrix job's summary lacks %q:\n%s", want, mx.summary.String())
+		}
+	}
 
 	// Each cell on a runner of its own; their artifacts go to the run.
 	run := artifactStore{}
 	e2e := wr.job("e2e")
+	// The node image each cell of a release restores, by the key it asked for.
+	restoredKeys := map[string]string{}
 	if !wr.allowed(e2e) {
 		if sc.wantE2E {
 			t.Fatalf("the e2e job does not run (if %q)", e2e.job.If)
 		}
+		wr.contexts["needs.e2e.result"] = "skipped"
 	} else {
 		var cells struct{ Include []matrix.Cell }
 		if err := json.Unmarshal([]byte(mx.jobOutputs["cells"]), &cells); err != nil {
@@ -337,11 +367,28 @@ func runScenario(t *testing.T, w workflow, tools string, sc scenario) {
 			if want := slices.Contains(offline, c.Release); restored != want {
 				t.Fatalf("cell %s: restores the node image %v, want %v (built offline: %q); steps %v", c.Name, restored, want, offline, cell.ran)
 			}
+			if restored {
+				restoredKeys[c.Release] = strings.Join(cell.cacheKeys, " ")
+			}
+			if cell.failed {
+				wr.contexts["needs.e2e.result"] = "failure"
+			}
 		}
 	}
-	// The node-image jobs run where a release of the run is built offline.
+	// The node-image jobs run where a release of the run is built offline,
+	// one a release, and save the image under the key its cells restore:
+	// the image's tag (make node-image-tag), nothing else.
 	if nodeImage := wr.job("node-image"); sc.wantE2E && wr.allowed(nodeImage) != (len(offline) > 0) {
 		t.Fatalf("the node-image job runs %v with %q built offline (if %q)", wr.allowed(nodeImage), offline, nodeImage.job.If)
+	}
+	for _, rel := range offline {
+		j := wr.job("node-image")
+		j.contexts["matrix.release"] = rel
+		j.run()
+		want := "nodeimage-kind-e2e/node:v" + rel + "-0123456789ab"
+		if j.failed || len(j.cacheKeys) != 1 || j.cacheKeys[0] != want || restoredKeys[rel] != want {
+			t.Fatalf("node-image %s: failed %v, cache keys %q, its cells restore %q; want %q for both (steps %v)", rel, j.failed, j.cacheKeys, restoredKeys[rel], want, j.ran)
+		}
 	}
 
 	signoffJob := wr.job("signoff", "SIGNOFF_TEST_PREVIOUS_RUN="+map[bool]string{true: "41"}[sc.previous != nil])
