@@ -41,7 +41,7 @@ func init() {
 			{Case: DefectAdminConsumesCounters, Allocators: []string{"stable", "incubating", "experimental"}, SeenAt: []string{"1.35.4"}},
 			{Case: DefectAdminConsumesCapacity, Allocators: []string{"experimental"}, SeenAt: []string{"1.35.4"}},
 			// Wherever kube-scheduler runs without the gate (gate-switching).
-			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"incubating", "experimental"}},
+			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"incubating", "experimental"}, SeenAt: []string{"1.35.8"}},
 		},
 	})
 }

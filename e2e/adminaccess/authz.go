@@ -247,6 +247,8 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 				g := sweepGrant{driver: e.Driver.DriverName, pool: nodes[(i+j)%len(nodes)], device: contract.DeviceName((2*i + j) % contract.PlainDevices)}
 				what := fmt.Sprintf("as %s, namespace labelled: %t, granting %s", u.name, labelled, g)
 				made := u.b.Claim()
+				// The two users' builders name their claims alike.
+				made.Name = fmt.Sprintf("with-status-%d-%d", i, j)
 				made.Status.Allocation = g.allocation()
 				created, err := u.b.CreateClaim(ctx, made)
 				framework.ExpectNoError(err, "a create of an ordinary claim with a status, %s: kube-apiserver takes it and drops the status", what)
