@@ -265,10 +265,36 @@ func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, wa
 		expectCannotAllocate(ctx, w.pod)
 		claims = append(claims, w.claim)
 	}
-	expectStaysUnallocated(ctx, b, why, claims...)
+	retried := expectStaysUnallocated(ctx, b, why, claims...)
 	for _, w := range waiting {
 		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
+		// The window held through another attempt for the pod.
+		if nodesReachable(envOf(ctx)) {
+			expectTriedAgain(ctx, b, w.pod, retried)
+		}
 	}
+}
+
+// expectTriedAgain waits, bounded, until the kube-scheduler that b's pods
+// name has begun an allocation for pod since then.
+func expectTriedAgain(ctx context.Context, b *builder.Builder, pod *corev1.Pod, since metav1.Time) {
+	ginkgo.GinkgoHelper()
+	name := b.SchedulerName
+	if name == "" {
+		own, err := clusterScheduler(ctx, envOf(ctx))
+		framework.ExpectNoError(err)
+		name = own.Name
+	}
+	gomega.Eventually(ctx, func(ctx context.Context) int {
+		n := 0
+		for _, l := range observe.AllocatorLinesFor(schedulerLogOf(ctx, name, since), pod.Namespace+"/"+pod.Name) {
+			if l.Message == observe.StartingAllocation {
+				n++
+			}
+		}
+		return n
+	}).WithTimeout(logTimeout).Should(gomega.BeNumerically(">=", 1),
+		"kube-scheduler %s began another allocation for pod %s after %s, when a DeviceClass was added to make it try again: the window must hold through an attempt", name, pod.Name, since.Format(time.RFC3339))
 }
 
 // expectCannotAllocate waits for kube-scheduler's verdict on pod: its

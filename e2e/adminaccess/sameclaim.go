@@ -141,7 +141,12 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		}
 	}
 	if len(refused) > 0 {
-		expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refused...)
+		retried := expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refused...)
+		if nodesReachable(e) {
+			for _, p := range waiting {
+				expectTriedAgain(ctx, b, p, retried)
+			}
+		}
 	}
 	for _, p := range waiting {
 		deletePod(ctx, p)

@@ -13,6 +13,10 @@ import (
 // "Starting allocation" numClaims=1 ...". The file names the implementation
 // (allocator_stable.go, allocator_incubating.go, allocator_experimental.go;
 // allocator.go where there is one implementation).
+// StartingAllocation is that line's message: one per attempt of
+// kube-scheduler to allocate a pod's claims on a node.
+const StartingAllocation = "Starting allocation"
+
 var startingAllocation = regexp.MustCompile(`\s(allocator(?:_([a-z]+))?)\.go:\d+\] "Starting allocation"`)
 
 // AllocatorsInLog counts kube-scheduler's "Starting allocation" lines in a
