@@ -224,9 +224,12 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	if nodesReachable(e) {
 		expectAllocatorLoggedOn(ctx, pod, nodeDevices(e, node), true, release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request, on every device the holder has")
 	}
-	retried := expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
 	if nodesReachable(e) {
-		expectTriedAgain(ctx, b, pod, retried)
+		before := allocationAttempts(ctx, b, pod)
+		expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
+		expectTriedAgain(ctx, b, pod, before)
+	} else {
+		expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
 	}
 	expectUndisturbed(ctx, holder, before)
 

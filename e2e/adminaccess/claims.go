@@ -51,12 +51,11 @@ func allocatedClaim(ctx context.Context, b *builder.Builder, name string) *resou
 // pod its DynamicResources plugin turned away (retryScheduling), so that
 // the claims stay unallocated through a new attempt, not only because
 // nothing asked again.
-// It returns when that event was.
-func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string, claimNames ...string) metav1.Time {
+func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string, claimNames ...string) {
 	ginkgo.GinkgoHelper()
 	// A window over no claim would pass whatever the cluster does.
 	gomega.Expect(claimNames).NotTo(gomega.BeEmpty(), "claims to watch: %s", why)
-	retried := retryScheduling(ctx)
+	retryScheduling(ctx)
 	gomega.Consistently(ctx, func(ctx context.Context) (map[string]*resourceapi.AllocationResult, error) {
 		allocated := map[string]*resourceapi.AllocationResult{}
 		for _, name := range claimNames {
@@ -70,16 +69,14 @@ func expectStaysUnallocated(ctx context.Context, b *builder.Builder, why string,
 		}
 		return allocated, nil
 	}).WithTimeout(stableFor).Should(gomega.BeEmpty(), why)
-	return retried
 }
 
 // retryScheduling adds a DeviceClass that no claim uses, and removes it.
 // kube-scheduler's DynamicResources plugin registers a DeviceClass added or
 // updated without a queueing hint (EventsToRegister, 1.33-1.38), so every
 // pod the plugin turned away is tried again: after its backoff (at most
-// 10 s by default), within a window of stableFor. It returns when the
-// class was added.
-func retryScheduling(ctx context.Context) metav1.Time {
+// 10 s by default), within a window of stableFor.
+func retryScheduling(ctx context.Context) {
 	ginkgo.GinkgoHelper()
 	e := envOf(ctx)
 	class := &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{GenerateName: "adminaccess-retry-",
@@ -87,7 +84,6 @@ func retryScheduling(ctx context.Context) metav1.Time {
 	made, err := e.DRA.DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
 	framework.ExpectNoError(err, "adding a DeviceClass so that kube-scheduler tries the waiting pods again")
 	framework.ExpectNoError(e.DRA.DeviceClasses().Delete(ctx, made.Name, metav1.DeleteOptions{}), "removing DeviceClass %s", made.Name)
-	return made.CreationTimestamp
 }
 
 // expectDeallocated waits until kube-controller-manager has released a claim

@@ -261,23 +261,31 @@ type waitingPod struct {
 func expectUnschedulable(ctx context.Context, b *builder.Builder, why string, waiting ...waitingPod) {
 	ginkgo.GinkgoHelper()
 	var claims []string
+	// Where kube-scheduler's log is in reach, the window must hold through
+	// another attempt for each pod: more of its "Starting allocation"
+	// lines after the window than before it.
+	reach := nodesReachable(envOf(ctx))
+	before := map[string]int{}
 	for _, w := range waiting {
 		expectCannotAllocate(ctx, w.pod)
+		if reach {
+			before[w.pod.Name] = allocationAttempts(ctx, b, w.pod)
+		}
 		claims = append(claims, w.claim)
 	}
-	retried := expectStaysUnallocated(ctx, b, why, claims...)
+	expectStaysUnallocated(ctx, b, why, claims...)
 	for _, w := range waiting {
 		gomega.Expect(snapshot(ctx, w.pod).Phase).To(gomega.Equal(corev1.PodPending), "pod %s", w.pod.Name)
-		// The window held through another attempt for the pod.
-		if nodesReachable(envOf(ctx)) {
-			expectTriedAgain(ctx, b, w.pod, retried)
+		if reach {
+			expectTriedAgain(ctx, b, w.pod, before[w.pod.Name])
 		}
 	}
 }
 
-// expectTriedAgain waits, bounded, until the kube-scheduler that b's pods
-// name has begun an allocation for pod since then.
-func expectTriedAgain(ctx context.Context, b *builder.Builder, pod *corev1.Pod, since metav1.Time) {
+// allocationAttempts counts the allocations the kube-scheduler that b's
+// pods name has begun for pod ("Starting allocation", one per node it
+// filters, each attempt).
+func allocationAttempts(ctx context.Context, b *builder.Builder, pod *corev1.Pod) int {
 	ginkgo.GinkgoHelper()
 	name := b.SchedulerName
 	if name == "" {
@@ -285,16 +293,23 @@ func expectTriedAgain(ctx context.Context, b *builder.Builder, pod *corev1.Pod, 
 		framework.ExpectNoError(err)
 		name = own.Name
 	}
-	gomega.Eventually(ctx, func(ctx context.Context) int {
-		n := 0
-		for _, l := range observe.AllocatorLinesFor(schedulerLogOf(ctx, name, since), pod.Namespace+"/"+pod.Name) {
-			if l.Message == observe.StartingAllocation {
-				n++
-			}
+	n := 0
+	for _, l := range observe.AllocatorLinesFor(schedulerLogOf(ctx, name, pod.CreationTimestamp), pod.Namespace+"/"+pod.Name) {
+		if l.Message == observe.StartingAllocation {
+			n++
 		}
-		return n
-	}).WithTimeout(logTimeout).Should(gomega.BeNumerically(">=", 1),
-		"kube-scheduler %s began another allocation for pod %s after %s, when a DeviceClass was added to make it try again: the window must hold through an attempt", name, pod.Name, since.Format(time.RFC3339))
+	}
+	return n
+}
+
+// expectTriedAgain waits, bounded, until kube-scheduler has begun more
+// allocations for pod than before: the window that watched its claim stay
+// unallocated held through a new attempt (retryScheduling).
+func expectTriedAgain(ctx context.Context, b *builder.Builder, pod *corev1.Pod, before int) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) int { return allocationAttempts(ctx, b, pod) }).WithTimeout(logTimeout).
+		Should(gomega.BeNumerically(">", before),
+			"kube-scheduler's allocations begun for pod %s (\"Starting allocation\" lines): %d before the window, in which a DeviceClass was added to make it try again; the window must hold through an attempt", pod.Name, before)
 }
 
 // expectCannotAllocate waits for kube-scheduler's verdict on pod: its

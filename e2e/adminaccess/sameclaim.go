@@ -141,10 +141,17 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		}
 	}
 	if len(refused) > 0 {
-		retried := expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refused...)
-		if nodesReachable(e) {
-			for _, p := range waiting {
-				expectTriedAgain(ctx, b, p, retried)
+		reach := nodesReachable(e)
+		before := map[string]int{}
+		for _, p := range waiting {
+			if reach {
+				before[p.Name] = allocationAttempts(ctx, b, p)
+			}
+		}
+		expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refused...)
+		for _, p := range waiting {
+			if reach {
+				expectTriedAgain(ctx, b, p, before[p.Name])
 			}
 		}
 	}
