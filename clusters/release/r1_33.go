@@ -29,7 +29,7 @@ func init() {
 		Defects: []DefectAt{
 			{Case: DefectDeviceTwiceInClaim, Allocators: []string{"structured (one implementation)"}, SeenAt: []string{"1.33.13"}},
 			// Wherever kube-scheduler runs without the gate (gate-switching).
-			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"structured (one implementation)"}},
+			{Case: DefectGateOffFalseIsAdmin, Allocators: []string{"structured (one implementation)"}, SeenAt: []string{"1.33.13"}},
 		},
 	})
 }
