@@ -224,13 +224,7 @@ func explicitFalseIsOrdinary(ctx context.Context, f *framework.Framework) {
 	if nodesReachable(e) {
 		expectAllocatorLoggedOn(ctx, pod, nodeDevices(e, node), true, release.CauseInUse, "adminAccess: false meets the in-use check as an ordinary request, on every device the holder has")
 	}
-	if nodesReachable(e) {
-		before := allocationAttempts(ctx, b, pod)
-		expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
-		expectTriedAgain(ctx, b, pod, before)
-	} else {
-		expectStaysUnallocated(ctx, b, "every device is held and adminAccess: false is no admin access", claim.Name)
-	}
+	expectHeldThroughRetry(ctx, b, "every device is held and adminAccess: false is no admin access", []*corev1.Pod{pod}, claim.Name)
 	expectUndisturbed(ctx, holder, before)
 
 	ginkgo.By("the holder goes: the waiting claim gets a device, its result stored without admin access")

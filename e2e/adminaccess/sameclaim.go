@@ -141,19 +141,7 @@ func oneDevicePerClaim(ctx context.Context, f *framework.Framework) {
 		}
 	}
 	if len(refused) > 0 {
-		reach := nodesReachable(e)
-		before := map[string]int{}
-		for _, p := range waiting {
-			if reach {
-				before[p.Name] = allocationAttempts(ctx, b, p)
-			}
-		}
-		expectStaysUnallocated(ctx, b, "within one claim no device is allocated twice", refused...)
-		for _, p := range waiting {
-			if reach {
-				expectTriedAgain(ctx, b, p, before[p.Name])
-			}
-		}
+		expectHeldThroughRetry(ctx, b, "within one claim no device is allocated twice", waiting, refused...)
 	}
 	for _, p := range waiting {
 		deletePod(ctx, p)

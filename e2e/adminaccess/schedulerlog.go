@@ -26,14 +26,20 @@ import (
 // under (specScheduler).
 func schedulerLog(ctx context.Context, since metav1.Time) string {
 	ginkgo.GinkgoHelper()
-	e := envOf(ctx)
-	pod := specScheduler
-	if pod == "" {
-		own, err := clusterScheduler(ctx, e)
-		framework.ExpectNoError(err)
-		pod = own.Name
+	return schedulerLogOf(ctx, schedulerPod(ctx, specScheduler), since)
+}
+
+// schedulerPod is the pod in kube-system of the kube-scheduler that pods
+// naming scheduler go to: the allocator scheduler of that name, or for ""
+// the cluster's.
+func schedulerPod(ctx context.Context, scheduler string) string {
+	ginkgo.GinkgoHelper()
+	if scheduler != "" {
+		return scheduler
 	}
-	return schedulerLogOf(ctx, pod, since)
+	own, err := clusterScheduler(ctx, envOf(ctx))
+	framework.ExpectNoError(err)
+	return own.Name
 }
 
 // schedulerLogOf is the log since then of kube-scheduler's pod in kube-system.
