@@ -16,17 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 	"github.com/kep5018/adminaccess-conformance/e2e/observe"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
 )
-
-// denial is the release's exact Forbidden cause for request 0.
-func denial(rel release.Release) gomega.OmegaMatcher {
-	return expect.MatchForbiddenAt(rel.AdminAccessFieldPath(0), rel.AdminAccessDenial())
-}
 
 // createAdminObjects tries both kinds of object that can ask for admin access.
 func createAdminObjects(ctx context.Context, b *builder.Builder) (claimErr, templateErr error) {
@@ -339,14 +333,6 @@ var _ = framework.Describe("Admin access authorization", ginkgo.Label("authz"), 
 
 	it(fmt.Sprintf("denies every one of at least %d unauthorized attempts", sloAttempts), kep("SLO: 100% of unauthorized attempts are denied"), func(ctx context.Context) { unauthorizedSweep(ctx, f) })
 })
-
-// createNamespace makes an extra namespace that the framework deletes with the spec's.
-func createNamespace(ctx context.Context, f *framework.Framework, base string) string {
-	ginkgo.GinkgoHelper()
-	ns, err := f.CreateNamespace(ctx, base, nil)
-	framework.ExpectNoError(err)
-	return ns.Name
-}
 
 // reservedFor lists the names of the consumers a claim is reserved for.
 func reservedFor(c *resourceapi.ResourceClaim) []string {

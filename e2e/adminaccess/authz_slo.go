@@ -3,7 +3,8 @@
 package adminaccess
 
 // The SLO's sweep: every kind of unauthorized attempt at admin access, in
-// every label state, by each kind of user, counted.
+// every label state, by each kind of user, counted; and the denial and
+// the extra namespace the authz group's specs share with it.
 
 import (
 	"context"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 	"k8s.io/utils/ptr"
 
+	"github.com/kep5018/adminaccess-conformance/clusters/release"
 	"github.com/kep5018/adminaccess-conformance/e2e/builder"
 	"github.com/kep5018/adminaccess-conformance/e2e/expect"
 	"github.com/kep5018/adminaccess-conformance/testdriver/contract"
@@ -195,4 +197,17 @@ func ptrString(p *string) string {
 		return "(absent)"
 	}
 	return fmt.Sprintf("%q", *p)
+}
+
+// denial is the release's exact Forbidden cause for request 0.
+func denial(rel release.Release) gomega.OmegaMatcher {
+	return expect.MatchForbiddenAt(rel.AdminAccessFieldPath(0), rel.AdminAccessDenial())
+}
+
+// createNamespace makes an extra namespace that the framework deletes with the spec's.
+func createNamespace(ctx context.Context, f *framework.Framework, base string) string {
+	ginkgo.GinkgoHelper()
+	ns, err := f.CreateNamespace(ctx, base, nil)
+	framework.ExpectNoError(err)
+	return ns.Name
 }
